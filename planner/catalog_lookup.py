@@ -133,10 +133,8 @@ def gpu_price(prices: pl.DataFrame, gpu_name: str, snapshot_id: str | None = Non
     if rows.is_empty():
         return None
     row = rows.row(-1, named=True)
-    as_of = row["as_of"]
     return {
         **row,
-        "as_of": as_of.isoformat() if as_of is not None else None,
         "requested_snapshot": requested,
         "is_fallback": row["snapshot"] != requested,
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -104,13 +105,21 @@ def _check_rows(path: Path, frame: pl.DataFrame) -> None:
             shape_from_row(row)
         except ValidationError as err:
             first = err.errors()[0]
-            column = str(first["loc"][0]) if first["loc"] else "(shape)"
-            raise _fail(path, index, column, str(first["msg"])) from None
+            message = str(first["msg"]).removeprefix("Value error, ")
+            raise _fail(path, index, _shape_error_column(first["loc"], message), message) from None
         if row["n_params_published"] <= 0:
             raise _fail(path, index, "n_params_published", "must be a positive integer")
         active = row["n_params_active_published"]
         if active is not None and not 0 < active <= row["n_params_published"]:
             raise _fail(path, index, "n_params_active_published", "must be in (0, n_params_published]")
+
+
+def _shape_error_column(loc: tuple[Any, ...], message: str) -> str:
+    """The field a shape error is about; cross-field rules name their fields in the message instead."""
+    if loc:
+        return str(loc[0])
+    mentioned = [name for name in ModelShape.model_fields if re.search(rf"\b{name}\b", message)]
+    return " / ".join(mentioned) or "(shape)"
 
 
 def load_model_presets(path: Path | str = MODELS_CSV) -> pl.DataFrame:
@@ -124,6 +133,10 @@ def load_model_presets(path: Path | str = MODELS_CSV) -> pl.DataFrame:
     extra = [column for column in raw.columns if column not in MODEL_SCHEMA]
     if missing or extra:
         raise ModelCatalogError(f"{path.name}: missing columns {missing}, unexpected columns {extra}")
+    raw = raw.with_columns(  # a blank or quoted-empty cell means "not given"
+        pl.when(pl.col(column).str.strip_chars() != "").then(pl.col(column)).alias(column)
+        for column in raw.columns
+    )
     frame = pl.DataFrame([_parse_column(path, raw[column], dtype) for column, dtype in MODEL_SCHEMA.items()])
     _check_required(path, frame)
     _check_rows(path, frame)

@@ -82,29 +82,27 @@ class Catalogs:
 
 def load_catalogs(data_dir: Path = DATA_DIR, overlay_dir: Path | None = None) -> Catalogs:
     """Bundled catalogues, with a team folder's files (same formats, any subset) merged over them."""
-    gpus = _merged(data_dir, overlay_dir, GPUS, _gpus_table, key=lambda f: f["name"])
+    gpus = _merged(data_dir, overlay_dir, GPUS, _gpus_table)
     _check_gpu_names(gpus)
     prices = _load_prices(data_dir, overlay_dir, gpus)
-    grid = _merged(data_dir, overlay_dir, GRID, _plain_table(GRID), key=lambda f: f["region"])
+    grid = _merged(data_dir, overlay_dir, GRID, _plain_table(GRID))
     if grid.filter(pl.col("region") == WORLD_REGION).is_empty():
         raise CatalogError(
             f"{GRID.file_name}: the '{WORLD_REGION}' row is missing (it is the fallback region)"
         )
-    modes = _merged(data_dir, overlay_dir, PRICING, _pricing_table, key=lambda f: f["mode"])
+    modes = _merged(data_dir, overlay_dir, PRICING, _pricing_table)
     missing_modes = sorted(set(PRICING_MODES) - set(modes["mode"].to_list()))
     if missing_modes:
         raise CatalogError(f"{PRICING.file_name}: no row for mode(s) {', '.join(missing_modes)}")
+    pue = _merged(data_dir, overlay_dir, PUE, _plain_table(PUE))
+    storage = _merged(data_dir, overlay_dir, STORAGE, _plain_table(STORAGE))
     return Catalogs(
         gpus=_public(gpus),
         prices=_public(prices),
-        pricing_modes=_public(modes).drop("origin"),
+        pricing_modes=_public(modes).drop("origin"),  # origin is kept only where the UI shows it
         grid=_public(grid),
-        pue=_public(_merged(data_dir, overlay_dir, PUE, _plain_table(PUE), key=lambda f: f["preset"])).drop(
-            "origin"
-        ),
-        storage=_public(
-            _merged(data_dir, overlay_dir, STORAGE, _plain_table(STORAGE), key=lambda f: f["preset"])
-        ).drop("origin"),
+        pue=_public(pue).drop("origin"),
+        storage=_public(storage).drop("origin"),
     )
 
 
@@ -182,9 +180,9 @@ def _prices_table(
     if problems:
         raise CatalogError(problems)
     frame = frame.with_columns(pl.Series("gpu", canonical, pl.String))
-    duplicate = [p for p in _repeated(frame, "gpu", file_label)]
-    if duplicate:
-        raise CatalogError(duplicate)
+    duplicates = _repeated(frame, "gpu", file_label)  # "h100" and "H100 SXM" are the same GPU
+    if duplicates:
+        raise CatalogError(duplicates)
     _check_band(frame, file_label, "usd_per_gpu_hour_median", "usd_per_gpu_hour_low", "usd_per_gpu_hour_high")
     return frame.with_columns(pl.lit(snapshot_id).alias("snapshot"), pl.lit(origin).alias("origin"))
 
@@ -247,20 +245,21 @@ def _repeated(frame: pl.DataFrame, key: str, file_label: str) -> list[Problem]:
 # --- bundled + team --------------------------------------------------------------------------------------
 
 
-def _merged(data_dir: Path, overlay_dir: Path | None, spec: TableSpec, load, key) -> pl.DataFrame:  # type: ignore[no-untyped-def]
+def _merged(data_dir: Path, overlay_dir: Path | None, spec: TableSpec, load) -> pl.DataFrame:  # type: ignore[no-untyped-def]
     """The bundled table, with a team file's rows replacing rows of the same key and adding new ones."""
     bundled = load(data_dir / spec.file_name, BUNDLED, _display(data_dir / spec.file_name))
     team_path = overlay_dir / spec.file_name if overlay_dir is not None else None
     if team_path is None or not team_path.exists():
         return bundled
     team = load(team_path, TEAM, _display(team_path))
-    return _overlay(bundled, team, key)
+    return _overlay(bundled, team, key=lambda frame: frame[spec.key])
 
 
 def _overlay(bundled: pl.DataFrame, team: pl.DataFrame, key) -> pl.DataFrame:  # type: ignore[no-untyped-def]
+    """Bundled rows whose (normalised) key the team file also gives are dropped; team rows are appended."""
     team_keys = {normalise_name(value) for value in key(team).to_list()}
-    kept = bundled.filter(~key(bundled).map_elements(normalise_name, pl.String).is_in(team_keys))
-    return pl.concat([kept, team], how="vertical_relaxed")
+    kept = [normalise_name(value) not in team_keys for value in key(bundled).to_list()]
+    return pl.concat([bundled.filter(pl.Series(kept)), team], how="vertical_relaxed")
 
 
 def _load_prices(data_dir: Path, overlay_dir: Path | None, gpus: pl.DataFrame) -> pl.DataFrame:

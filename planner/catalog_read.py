@@ -75,6 +75,8 @@ def read_table(source: Path | bytes, spec: TableSpec, file_label: str) -> pl.Dat
     """Parse, type and range-check one file against `spec`; key uniqueness is checked too."""
     records = _records(_decode(read_bytes(source), file_label), file_label)
     header = _check_header(records[0], spec, file_label)
+    if not any(any(cell.strip() for cell in record) for record in records[1:]):
+        raise CatalogError([Problem(file_label, 2, None, "has a header but no data rows")])
     raw = _raw_frame(records, header, spec, file_label)
     typed, problems = _typed(raw, spec, file_label)
     problems += _duplicates(typed, spec.key, file_label)
@@ -92,7 +94,7 @@ def _decode(data: bytes, file_label: str) -> str:
         line_start = before.rfind(b"\n") + 1
         header = data.split(b"\n", 1)[0].decode("utf-8", errors="replace").split(",")
         cell = before[line_start:].count(b",")
-        column = header[cell].strip() if cell < len(header) else None
+        column = header[cell].strip() if row > 1 and cell < len(header) else None
         message = f"is not valid UTF-8 (byte 0x{data[err.start]:02x}); save the file as UTF-8"
         raise CatalogError([Problem(file_label, row, column, message)]) from err
 
@@ -106,8 +108,6 @@ def _records(text: str, file_label: str) -> list[list[str]]:
         records.pop()
     if not records:
         raise CatalogError([Problem(file_label, None, None, "is empty (expected a header and data rows)")])
-    if len(records) == 1:
-        raise CatalogError([Problem(file_label, 2, None, "has a header but no data rows")])
     return records
 
 
@@ -124,7 +124,7 @@ def _check_header(cells: list[str], spec: TableSpec, file_label: str) -> list[st
     problems += [
         Problem(file_label, 1, column.name, f"column is missing (expected: {_names(spec)})")
         for column in spec.columns
-        if column.in_header and column.name not in header
+        if column.required and column.name not in header
     ]
     if problems:
         raise CatalogError(problems)

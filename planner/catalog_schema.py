@@ -44,12 +44,11 @@ class Column:
 
     name: str
     dtype: type[pl.DataType]
-    required: bool = True  # every row must give a value
+    required: bool = True  # every row must give a value; an optional column may be left out of the header
     low: float | None = None
     high: float | None = None
     low_open: bool = False  # True: the value must be strictly above `low`
     choices: tuple[str, ...] | None = None
-    in_header: bool = True  # False: the header may leave the column out (it is then empty)
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ def _positive(name: str, high: float, required: bool = True) -> Column:
 
 
 _PROVENANCE = (_text("source"), Column("as_of", pl.Date))
-_NOTE = Column("note", pl.String, required=False, in_header=False)
+_NOTE = Column("note", pl.String, required=False)
 
 GPUS = TableSpec(
     "gpus.csv",

@@ -53,6 +53,23 @@ FAMILY_RULES: dict[str, FamilyRules] = {
     "mpt": FamilyRules(norm_bias_follows_attn_bias=True),
 }
 DEFAULT_RULES = FamilyRules()
+# Families whose layout is the default (two norms, biases as the flags say, no q/k norms). "falcon_two_norms"
+# is Falcon-40B/180B (new decoder, two LayerNorms) and non-parallel Falcon; "deepseek_v3" is approximated.
+DEFAULT_RULE_FAMILIES = frozenset(
+    {
+        "llama",
+        "mistral",
+        "mixtral",
+        "gemma",
+        "phi3",
+        "gpt2",
+        "gpt3",
+        "gpt_neox",
+        "falcon_two_norms",
+        "deepseek_v3",
+    }
+)
+KNOWN_FAMILIES = frozenset(FAMILY_RULES) | DEFAULT_RULE_FAMILIES
 
 
 def family_rules(family: str) -> FamilyRules:

@@ -10,6 +10,7 @@ from typing import Any
 import polars as pl
 from pydantic import ValidationError
 
+from planner.architecture import KNOWN_FAMILIES
 from planner.shape import ModelShape
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -101,6 +102,10 @@ def _check_rows(path: Path, frame: pl.DataFrame) -> None:
         if key in seen:
             raise _fail(path, index, "name", f"duplicate of data row {seen[key]} ({row['name']!r})")
         seen[key] = index
+        if row["family"] not in KNOWN_FAMILIES:
+            raise _fail(
+                path, index, "family", f"unknown family {row['family']!r}; known: {sorted(KNOWN_FAMILIES)}"
+            )
         try:
             shape_from_row(row)
         except ValidationError as err:

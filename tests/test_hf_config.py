@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from planner.architecture import count_params
+from planner.architecture import KNOWN_FAMILIES, count_params
 from planner.hf_config import READERS, ConfigImportError, shape_from_hf_config
+from planner.hf_json import ConfigReader
 from planner.models import find_model, load_model_presets
 
 PRESETS = load_model_presets()
@@ -285,6 +286,12 @@ def test_mpt_7b_release_config():
     assert shape.learned_pos_embeddings == 0 and not shape.attn_bias
     # 50432 x 4096 tied embedding + 32 x (12 x 4096^2 + 2 LayerNorm weights of 4096) + final 4096
     assert count_params(shape).total == 50432 * 4096 + 32 * (12 * 4096**2 + 2 * 4096) + 4096  # 6,649,286,656
+
+
+def test_every_imported_family_has_known_counting_rules():
+    cfg = ConfigReader({"new_decoder_architecture": True, "num_ln_in_parallel_attn": 2}, "falcon")
+    families = {family(cfg) for _, family in READERS.values()} | {"falcon"}
+    assert families <= KNOWN_FAMILIES
 
 
 def test_architectures_used_when_model_type_is_absent():

@@ -78,6 +78,7 @@ def _write_variant(tmp_path, row_index: int, column: str, value: str):
         (6, "mlp_kind", "relu2", "Input should be"),
         (8, "n_params_published", "-5", "positive"),
         (9, "name", "llama 2 7b", "duplicate of data row 1"),
+        (10, "family", "Mixtral", "unknown family 'Mixtral'"),
     ],
 )
 def test_bad_cells_are_named_by_file_row_and_column(tmp_path, row, column, value, problem):

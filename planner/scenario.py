@@ -63,7 +63,9 @@ class Scenario(BaseModel):
     flops_per_param_token: float | None = Field(None, gt=0, le=1000, description="overrides the FLOP model")
     inter_node_gb_per_s: float = Field(50.0, gt=0, le=100_000, description="network bandwidth per GPU, GB/s")
     overlap_frac: float = Field(0.5, ge=0, le=1, description="share of communication hidden under compute")
-    storage_gb_per_s: float = Field(2.0, gt=0, le=100_000, description="checkpoint storage read/write, GB/s")
+    storage_gb_per_s: float | None = Field(
+        None, gt=0, le=100_000, description="checkpoint storage read/write, GB/s; empty = I/O not counted"
+    )
     n_checkpoints: int = Field(10, ge=0, le=1_000_000, description="checkpoints saved during the run")
 
     # --- memory ------------------------------------------------------------------------------------
@@ -74,7 +76,8 @@ class Scenario(BaseModel):
     optimizer: Optimizer = "adamw"
     precision: Precision = "bf16_mixed"
     bytes_per_param: float | None = Field(None, gt=0, le=1000, description="overrides the component model")
-    zero_stage: int = Field(0, ge=0, le=3)
+    # FSDP FULL_SHARD is the usual multi-GPU fine-tuning layout (torchtune, HF accelerate FSDP recipes).
+    zero_stage: int = Field(3, ge=0, le=3)
     hybrid_shard: bool = Field(False, description="shard within a node only (FSDP HYBRID_SHARD)")
     recompute: Recompute = "none"
     micro_batch: int = Field(1, ge=1, le=1_000_000)
@@ -99,7 +102,7 @@ class Scenario(BaseModel):
     # --- energy ------------------------------------------------------------------------------------
     region: str = Field("us-east-1", min_length=1, max_length=80)
     pue: float = Field(1.2, ge=1, le=5)
-    gpu_util_frac: float = Field(0.9, ge=0, le=1, description="how busy the GPU is (not MFU)")
+    gpu_util_frac: float = Field(0.8, ge=0, le=1, description="how busy the GPU is (not MFU)")
     idle_power_frac: float = Field(0.3, ge=0, le=1, description="draw at idle, share of TDP")
     host_overhead_frac: float = Field(0.3, ge=0, le=10, description="CPU, memory, NIC, share of GPU power")
     usd_per_kwh: float = Field(0.12, ge=0, le=100, description="electricity price for on-premises runs")

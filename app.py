@@ -1,0 +1,28 @@
+"""Entry point: page frame, shared state, the sidebar every page shares, routing and the share link."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.sidebar import render_sidebar
+from ui.state import init_state, show_notices, sync_query_params
+
+st.set_page_config(page_title="Training Run Planner", page_icon=":material/model_training:", layout="wide")
+init_state()
+
+PAGES = {
+    "Plan": [
+        st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+        st.Page("pages/compute.py", title="Compute", icon=":material/speed:"),
+        st.Page("pages/memory.py", title="Memory", icon=":material/memory:"),
+        st.Page("pages/cost.py", title="Cost", icon=":material/payments:"),
+        st.Page("pages/energy.py", title="Energy", icon=":material/bolt:"),
+    ],
+}
+
+navigation = st.navigation(PAGES)
+with st.sidebar:
+    render_sidebar()
+show_notices()
+navigation.run()
+sync_query_params()

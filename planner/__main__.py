@@ -1,0 +1,5 @@
+"""`python -m planner ...`: see planner.cli."""
+
+from planner.cli import main
+
+raise SystemExit(main())

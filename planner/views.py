@@ -1,0 +1,55 @@
+"""Estimate figures reshaped into small tables for charts and breakdowns (no new arithmetic here)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from planner.energy import co2e_kg
+from planner.results import Estimate
+
+
+def memory_components(est: Estimate) -> pl.DataFrame:
+    """Per-GPU memory components at the peak, in GiB, in stacking order."""
+    rows = [
+        ("Weights", "parameters held on this GPU at their storage precision", est.weights_gib),
+        ("Gradients", "one per trainable parameter (sharded by ZeRO-2/3)", est.gradients_gib),
+        ("Optimizer states", "e.g. AdamW's two fp32 moments (sharded by ZeRO-1+)", est.optimizer_gib),
+        ("fp32 master copy", "mixed precision keeps fp32 weights for the update", est.master_gib),
+        ("Activations", "saved for the backward pass (Korthikanti et al. 2022)", est.activations_gib),
+        ("Logits and loss", "sequence × micro-batch × vocabulary in fp32, and its gradient", est.logits_gib),
+        ("ZeRO-3 gathered layers", "prefetched full layers during forward/backward", est.prefetch_gib),
+        ("Framework overhead", "CUDA context, cuBLAS/NCCL workspaces", est.overhead_gib),
+        ("Allocator fragmentation", "caching-allocator slack over allocated bytes", est.fragmentation_gib),
+    ]
+    kept = [(name, how, value) for name, how, value in rows if value is not None]
+    return pl.DataFrame(
+        {
+            "component": [r[0] for r in kept],
+            "how": [r[1] for r in kept],
+            "gib": [float(r[2]) for r in kept],
+            "order": list(range(len(kept))),
+            "label": ["per GPU"] * len(kept),
+        }
+    )
+
+
+def energy_components(est: Estimate) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "component": ["GPUs", "Host (CPU, memory, network)", "Facility overhead (PUE)"],
+            "how": [
+                "GPU-hours × TDP × (idle + (1 − idle) × busy share)",
+                "GPU energy × host overhead share",
+                "(GPU + host) × (PUE − 1)",
+            ],
+            "kwh": [est.gpu_energy_kwh, est.host_energy_kwh, est.facility_overhead_kwh],
+        }
+    )
+
+
+def co2e_by_region(energy_kwh: float, grid: pl.DataFrame) -> pl.DataFrame:
+    """The same energy on every grid of the catalogue (same co2e formula as the estimate)."""
+    intensity = grid["g_co2e_per_kwh"].to_numpy()
+    return grid.select("region", "label", "g_co2e_per_kwh").with_columns(
+        pl.Series("co2e_kg", co2e_kg(energy_kwh, intensity))
+    )

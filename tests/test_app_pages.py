@@ -1,0 +1,52 @@
+"""Every page renders without an exception, and the shared sidebar drives every page (AppTest)."""
+
+from __future__ import annotations
+
+import pytest
+
+PAGES = ["pages/overview.py", "pages/compute.py", "pages/memory.py", "pages/cost.py", "pages/energy.py"]
+
+
+def metric(at, label: str) -> str:
+    for element in at.metric:
+        if element.label == label:
+            return element.value
+    raise AssertionError(f"no metric {label!r}; have {[m.label for m in at.metric]}")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_renders_without_exception(app, page):
+    app.switch_page(page).run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert app.title, "every page has a title"
+
+
+def test_sidebar_change_reaches_another_page(app):
+    before = metric(app, "GPU-hours")
+    app.sidebar.number_input(key="w.epochs").set_value(6.0).run()
+    app.switch_page("pages/cost.py").run()
+    assert not app.exception
+    after_cost = metric(app, "Cost")
+    app.switch_page("pages/overview.py").run()
+    after = metric(app, "GPU-hours")
+    assert float(after.replace(",", "")) == pytest.approx(2 * float(before.replace(",", "")), rel=0.02)
+    assert after_cost.startswith("$")
+
+
+def test_gpu_choice_fills_vram_and_price(app):
+    app.sidebar.selectbox(key="w.gpu").set_value("H200 SXM").run()
+    assert app.session_state["scenario"].gpu == "H200 SXM"
+    assert "140" in metric(app, "Peak memory per GPU") or "140.40" in str(
+        [m.delta for m in app.metric]
+    )
+
+
+def test_invalid_entry_keeps_previous_value_and_says_why(app):
+    app.sidebar.number_input(key="w.mfu").set_value(0.0).run()
+    assert app.session_state["scenario"].mfu is None
+    assert any("mfu" in w.value for w in app.warning)
+
+
+def test_override_is_marked(app):
+    app.sidebar.number_input(key="w.peak_tflops").set_value(400.0).run()
+    assert any("Override" in c.value for c in app.sidebar.caption)

@@ -1,0 +1,1 @@
+"""Streamlit glue shared by the pages: state binding, widgets, charts and formatting."""

@@ -1,0 +1,43 @@
+"""Small rendering blocks the pages share: headline metrics, breakdown tables, assumption notes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+import streamlit as st
+
+from planner.results import Estimate
+from ui import format as fmt
+
+
+def breakdown_table(rows: Sequence[tuple[str, str, str]]) -> None:
+    """A three-column table: quantity, how it is computed, value."""
+    frame = pl.DataFrame(
+        {"Quantity": [r[0] for r in rows], "How": [r[1] for r in rows], "Value": [r[2] for r in rows]}
+    )
+    st.dataframe(frame, hide_index=True, width="stretch")
+
+
+def fit_verdict(est: Estimate) -> str:
+    if est.fits_vram is None:
+        return "unknown"
+    return "fits" if est.fits_vram else "does NOT fit"
+
+
+def memory_metric(est: Estimate) -> None:
+    peak = est.peak_gib_per_device
+    shown = peak if peak is not None else est.model_state_gib_per_device
+    label = "Peak memory per GPU" if peak is not None else "Model state per GPU"
+    st.metric(label, fmt.gib(shown), f"{fit_verdict(est)} in {est.vram_gib:,.1f} GiB",
+              delta_color="normal" if est.fits_vram else "inverse")
+
+
+def unavailable_notes(est: Estimate) -> None:
+    for figure, reason in est.unavailable.items():
+        st.caption(f":grey[{figure}: unavailable — {reason}]")
+
+
+def assumptions(lines: Sequence[str]) -> None:
+    with st.expander("What this assumes", expanded=False):
+        st.markdown("\n".join(f"- {line}" for line in lines))

@@ -1,0 +1,48 @@
+"""Display formatting: the planner computes in bytes and seconds; people read GiB, hours and dollars."""
+
+from __future__ import annotations
+
+import math
+
+GIB_BYTES = 2**30
+
+
+def is_missing(value: float | None) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def gib(value: float | None, digits: int = 2) -> str:
+    return "n/a" if is_missing(value) else f"{value:,.{digits}f} GiB"
+
+
+def hours(value: float | None) -> str:
+    if is_missing(value):
+        return "n/a"
+    assert value is not None
+    if value >= 48:
+        return f"{value:,.1f} h ({value / 24:,.1f} days)"
+    return f"{value:,.2f} h" if value < 10 else f"{value:,.1f} h"
+
+
+def usd(value: float | None) -> str:
+    if is_missing(value):
+        return "n/a"
+    assert value is not None
+    return f"${value:,.2f}" if value < 1e6 else f"${value / 1e6:,.2f} M"
+
+
+def count(value: float | None, digits: int = 0) -> str:
+    return "n/a" if is_missing(value) else f"{value:,.{digits}f}"
+
+
+def sci(value: float | None, unit: str = "") -> str:
+    return "n/a" if is_missing(value) else f"{value:.2e}{(' ' + unit) if unit else ''}"
+
+
+def billions(value: float | None) -> str:
+    return "n/a" if is_missing(value) else f"{value / 1e9:,.2f} B"
+
+
+def band(low: float | None, high: float | None, fmt: str = "usd") -> str:
+    formatter = {"usd": usd, "hours": hours, "count": count}[fmt]
+    return f"{formatter(low)} – {formatter(high)}"

@@ -1,0 +1,93 @@
+"""Model choice: a preset, a bare parameter count, or a shape imported from a Hugging Face config.json."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+from pydantic import ValidationError
+
+from planner.errors import describe_validation_error
+from planner.hf_config import shape_from_hf_config
+from planner.scenario import CUSTOM_MODEL
+from planner.shape import ModelShape
+from ui.state import WIDGET_PREFIX, add_notice, apply_changes, bound, scenario
+
+CUSTOM_LABEL = "Custom (parameter count or imported config)"
+MAX_CONFIG_BYTES = 1_000_000  # a real config.json is a few kB
+
+
+def _choose_model() -> None:
+    choice = st.session_state[WIDGET_PREFIX + "model"]
+    if choice == CUSTOM_LABEL:
+        current = scenario()
+        apply_changes(model=CUSTOM_MODEL, params_b=current.params_b or 8.0)
+    else:
+        apply_changes(model=choice, model_shape=None, params_b=None)
+
+
+def render_model_picker(presets: list[str]) -> None:
+    options = [*presets, CUSTOM_LABEL]
+    current = scenario().model
+    st.session_state[WIDGET_PREFIX + "model"] = current if current in presets else CUSTOM_LABEL
+    st.selectbox("Model", options, key=WIDGET_PREFIX + "model", on_change=_choose_model,
+                 help="Type to search the presets. Custom takes a bare parameter count or an imported shape.")
+    if scenario().model != CUSTOM_MODEL:
+        return
+    shape = scenario().model_shape
+    if shape is None:
+        bound(st.number_input, "Parameters (billions)", "params_b", min_value=0.001, step=1.0, format="%.3f",
+              help="Total parameters. For a mixture-of-experts model import its config to separate active "
+              "from total parameters.")
+        st.caption("A bare count gives compute, cost and model-state memory; activation memory needs a shape.")
+    else:
+        st.caption(f"Using imported shape **{shape.name}**.")
+        if st.button("Forget imported shape", key="forget_shape"):
+            apply_changes(model_shape=None, params_b=scenario().params_b or 8.0)
+            st.rerun()
+    _import_config()
+
+
+def _import_config() -> None:
+    with st.expander("Import a Hugging Face config.json"):
+        upload = st.file_uploader("config.json", type=["json"], key="config_upload",
+                                  max_upload_size=1)
+        text = st.text_area("…or paste it here", key="config_paste", height=120)
+        if st.button("Use this config", key="config_apply"):
+            raw = upload.getvalue() if upload is not None else text.encode("utf-8")
+            _apply_config(raw, upload.name.removesuffix(".json") if upload is not None else "pasted config")
+
+
+def _apply_config(raw: bytes, name: str) -> None:
+    if not raw.strip():
+        add_notice("config.json: nothing to import — upload a file or paste its text.")
+        return
+    if len(raw) > MAX_CONFIG_BYTES:
+        add_notice("config.json: file is larger than 1 MB; a model config is a few kB.")
+        return
+    try:
+        shape = shape_from_hf_config(raw, name=name)
+    except ValueError as err:
+        add_notice(f"config.json: {err}")
+        return
+    if apply_changes(model=CUSTOM_MODEL, model_shape=shape.model_dump()):
+        st.toast(f"Imported {shape.name}: shape applied.")
+    st.rerun()
+
+
+def render_shape_editor(shape: ModelShape | None) -> None:
+    """Expander to view and edit the shape; an edit turns the model into a custom one."""
+    with st.expander("Model shape", expanded=False):
+        if shape is None:
+            st.info("No shape: the plan uses a bare parameter count. Import a config.json to add one.")
+            return
+        text = st.text_area("Shape (JSON, editable)", value=json.dumps(shape.model_dump(), indent=1),
+                            height=260, key=f"shape_json.{shape.name}")
+        if st.button("Apply shape edits", key="shape_apply"):
+            try:
+                edited = ModelShape.model_validate_json(text)
+            except ValidationError as err:
+                add_notice(f"model shape: {describe_validation_error(err)}")
+            else:
+                apply_changes(model=CUSTOM_MODEL, model_shape=edited.model_dump())
+            st.rerun()

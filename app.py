@@ -12,17 +12,21 @@ init_state()
 
 PAGES = {
     "Plan": [
-        st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
-        st.Page("pages/compute.py", title="Compute", icon=":material/speed:"),
-        st.Page("pages/memory.py", title="Memory", icon=":material/memory:"),
-        st.Page("pages/cost.py", title="Cost", icon=":material/payments:"),
-        st.Page("pages/energy.py", title="Energy", icon=":material/bolt:"),
+        st.Page("app_pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+        st.Page("app_pages/compute.py", title="Compute", icon=":material/speed:"),
+        st.Page("app_pages/memory.py", title="Memory", icon=":material/memory:"),
+        st.Page("app_pages/cost.py", title="Cost", icon=":material/payments:"),
+        st.Page("app_pages/energy.py", title="Energy", icon=":material/bolt:"),
     ],
 }
 
 navigation = st.navigation(PAGES)
 with st.sidebar:
     render_sidebar()
-show_notices()
+# Rejected inputs are reported at the top of the page; the area is filled last so that messages queued by
+# widget callbacks and by the page itself during this run all appear.
+notice_area = st.container()
 navigation.run()
+with notice_area:
+    show_notices()
 sync_query_params()

@@ -43,6 +43,7 @@ from planner.catalog_schema import (
     WORLD_REGION,
     TableSpec,
 )
+from planner.paths import bundled_data_dir
 
 __all__ = [
     "DATA_DIR",
@@ -63,7 +64,7 @@ __all__ = [
     "snapshot_ids",
 ]
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DATA_DIR = bundled_data_dir()
 BUNDLED, TEAM = "bundled", "team"
 _SNAPSHOT_ID = re.compile(r"^(\d{4}-\d{2}-\d{2})([_-][A-Za-z0-9_-]+)?$")
 

@@ -19,8 +19,10 @@ __all__ = ["Estimate", "Resolved", "estimate", "estimate_resolved", "resolve", "
 
 def row(columns: dict[str, Any], index: int) -> dict[str, float]:
     """One row of evaluated columns as plain floats (scalars broadcast to every row)."""
-    return {key: float(np.asarray(value).reshape(-1)[index] if np.ndim(value) else value)
-            for key, value in columns.items()}
+    return {
+        key: float(np.asarray(value).reshape(-1)[index] if np.ndim(value) else value)
+        for key, value in columns.items()
+    }
 
 
 def estimate(scenario: Scenario, catalogs: Catalogs | None = None) -> Estimate:

@@ -23,14 +23,18 @@ MEMORY_FIELDS = tuple(MemoryInputs.__dataclass_fields__)
 
 def _flops_per_token(c: Columns) -> tuple[Any, Any]:
     """(model, hardware) FLOPs per processed token; the seed's override replaces the model FLOPs."""
-    attn = np.nan_to_num(
-        compute.attention_fwd_flops_per_token(c["n_layers"], c["n_heads"], c["head_dim"], c["seq_len"])
-    ) * c["has_shape"]
+    attn = (
+        np.nan_to_num(
+            compute.attention_fwd_flops_per_token(c["n_layers"], c["n_heads"], c["head_dim"], c["seq_len"])
+        )
+        * c["has_shape"]
+    )
     frozen = c["method"] > 0
     formula = compute.model_flops_per_token(c["n_matmul_params"], attn, frozen, c["n_adapter_params"])
     model = compute.override_flops_per_token(formula, c["flops_per_param_token"], c["n_active_params"])
-    extra = compute.recompute_flops_per_token(c["n_layer_matmul_params"], attn, c["recompute"] == 2,
-                                              c["recompute"] == 1)
+    extra = compute.recompute_flops_per_token(
+        c["n_layer_matmul_params"], attn, c["recompute"] == 2, c["recompute"] == 1
+    )
     return model, model + extra
 
 
@@ -42,41 +46,99 @@ def _step_comm(c: Columns, m: Any) -> timing.StepComm:
     trainable = np.where(c["method"] > 0, c["n_adapter_params"] / (c["tp"] * c["pp"]), shard_params)
     grad_bytes = trainable * np.maximum(c["grad_bytes"], 2.0)
     param_bytes = shard_params * np.where(c["method"] > 0, 0.0, c["weight_bytes"])
-    dp_s = comm.data_parallel_comm_s(c["dp"], c["zero_stage"], c["grad_accum"], grad_bytes, param_bytes, tp_cp,
-                                     c["gpus_per_node"], intra, c["inter_node_gb_per_s"], c["hybrid_shard"])
+    dp_s = comm.data_parallel_comm_s(
+        c["dp"],
+        c["zero_stage"],
+        c["grad_accum"],
+        grad_bytes,
+        param_bytes,
+        tp_cp,
+        c["gpus_per_node"],
+        intra,
+        c["inter_node_gb_per_s"],
+        c["hybrid_shard"],
+    )
     tokens_mb = c["micro_batch"] * c["seq_len"] / c["cp"]
     layers_per_stage = c["n_layers"] / c["pp"]
     tp_link = comm.group_link_gb_per_s(c["tp"], c["gpus_per_node"], intra, c["inter_node_gb_per_s"])
-    tp_s = comm.tensor_parallel_comm_s(c["tp"], layers_per_stage, tokens_mb, c["hidden"], c["activation_bytes"],
-                                       c["grad_accum"], c["recompute"] == 2, tp_link)
+    tp_s = comm.tensor_parallel_comm_s(
+        c["tp"],
+        layers_per_stage,
+        tokens_mb,
+        c["hidden"],
+        c["activation_bytes"],
+        c["grad_accum"],
+        c["recompute"] == 2,
+        tp_link,
+    )
     cp_link = comm.group_link_gb_per_s(tp_cp, c["gpus_per_node"], intra, c["inter_node_gb_per_s"])
-    cp_s = comm.context_parallel_comm_s(c["cp"], layers_per_stage, tokens_mb, c["n_kv_heads"] * c["head_dim"],
-                                        c["activation_bytes"], c["grad_accum"], cp_link)
+    cp_s = comm.context_parallel_comm_s(
+        c["cp"],
+        layers_per_stage,
+        tokens_mb,
+        c["n_kv_heads"] * c["head_dim"],
+        c["activation_bytes"],
+        c["grad_accum"],
+        cp_link,
+    )
     pp_link = comm.group_link_gb_per_s(tp_cp * c["pp"], c["gpus_per_node"], intra, c["inter_node_gb_per_s"])
-    pp_s = comm.pipeline_p2p_comm_s(c["pp"], tokens_mb, c["hidden"], c["activation_bytes"], c["tp"],
-                                    c["grad_accum"], pp_link)
+    pp_s = comm.pipeline_p2p_comm_s(
+        c["pp"], tokens_mb, c["hidden"], c["activation_bytes"], c["tp"], c["grad_accum"], pp_link
+    )
     shape_known = c["has_shape"] > 0
     pipelined = np.where(shape_known, tp_s + cp_s + pp_s, 0.0)
     return timing.StepComm(pipelined_s=pipelined + 0.0 * m, data_parallel_s=dp_s + 0.0 * m)
 
 
-def _run(c: Columns, model_fpt: Any, hw_fpt: Any, processed: Any, batch: Any, step_comm: timing.StepComm,
-         bubble: Any, utilisation: Any) -> timing.RunTime:
-    return timing.run_time(model_fpt, hw_fpt, c["training_tokens"], processed, batch, c["n_gpus"],
-                           c["peak_flops_per_s"], utilisation, c["end_to_end"], step_comm, bubble,
-                           c["overlap_frac"])
+def _run(
+    c: Columns,
+    model_fpt: Any,
+    hw_fpt: Any,
+    processed: Any,
+    batch: Any,
+    step_comm: timing.StepComm,
+    bubble: Any,
+    utilisation: Any,
+) -> timing.RunTime:
+    return timing.run_time(
+        model_fpt,
+        hw_fpt,
+        c["training_tokens"],
+        processed,
+        batch,
+        c["n_gpus"],
+        c["peak_flops_per_s"],
+        utilisation,
+        c["end_to_end"],
+        step_comm,
+        bubble,
+        c["overlap_frac"],
+    )
 
 
 def _memory(c: Columns) -> dict[str, Any]:
     inputs = MemoryInputs(**{name: c[name] for name in MEMORY_FIELDS if name in c})
     breakdown = memory_per_gpu(inputs)
     unsharded = memory_per_gpu(
-        MemoryInputs(**{**{n: c[n] for n in MEMORY_FIELDS if n in c},
-                        "tp": 1.0, "pp": 1.0, "cp": 1.0, "dp": 1.0, "zero_stage": 0.0,
-                        "offload_optimizer": 0.0, "offload_params": 0.0})
+        MemoryInputs(
+            **{
+                **{n: c[n] for n in MEMORY_FIELDS if n in c},
+                "tp": 1.0,
+                "pp": 1.0,
+                "cp": 1.0,
+                "dp": 1.0,
+                "zero_stage": 0.0,
+                "offload_optimizer": 0.0,
+                "offload_params": 0.0,
+            }
+        )
     )
-    state_total = (unsharded.weights_bytes + unsharded.gradients_bytes + unsharded.optimizer_bytes
-                   + unsharded.master_bytes)
+    state_total = (
+        unsharded.weights_bytes
+        + unsharded.gradients_bytes
+        + unsharded.optimizer_bytes
+        + unsharded.master_bytes
+    )
     shaped = c["has_shape"] > 0
     nan = np.nan
     return {
@@ -140,8 +202,9 @@ def _checkpoint_io_s(c: Columns) -> Any:
     weights = c["n_params"] * np.where(c["method"] > 0, c["frozen_weight_bytes"], c["weight_bytes"])
     trainable = np.where(c["method"] > 0, c["n_adapter_params"], c["n_params"])
     saved_weights = np.where(c["method"] > 0, c["n_adapter_params"], c["n_params"])
-    each = timing.checkpoint_bytes(saved_weights, c["weight_bytes"], trainable,
-                                   c["master_bytes"] + c["optimizer_bytes"])
+    each = timing.checkpoint_bytes(
+        saved_weights, c["weight_bytes"], trainable, c["master_bytes"] + c["optimizer_bytes"]
+    )
     storage = np.nan_to_num(c["storage_gb_per_s"], nan=1.0)
     load = timing.checkpoint_load_time_s(weights, storage, c["pcie_gb_per_s"])
     save = timing.checkpoint_save_time_s(each, storage, c["n_checkpoints"])
@@ -152,13 +215,25 @@ def _money_and_energy(c: Columns, out: Mapping[str, Any]) -> dict[str, Any]:
     hours = out["wall_clock_s"] / SECONDS_PER_HOUR
     gpu_hours = hours * c["n_gpus"]
     rate = cost.RateBand(c["usd_per_gpu_hour"], c["usd_per_gpu_hour_low"], c["usd_per_gpu_hour_high"], "")
-    money = cost.cost_figures(gpu_hours, rate, c["training_tokens"], c["experiments_multiplier"],
-                              out["wall_clock_s_low"] / SECONDS_PER_HOUR * c["n_gpus"],
-                              out["wall_clock_s_high"] / SECONDS_PER_HOUR * c["n_gpus"])
+    money = cost.cost_figures(
+        gpu_hours,
+        rate,
+        c["training_tokens"],
+        c["experiments_multiplier"],
+        out["wall_clock_s_low"] / SECONDS_PER_HOUR * c["n_gpus"],
+        out["wall_clock_s_high"] / SECONDS_PER_HOUR * c["n_gpus"],
+    )
     power = energy.energy_figures(
-        c["n_gpus"], hours, c["tdp_w"], c["g_co2e_per_kwh"], gpu_util_frac=c["gpu_util_frac"],
-        idle_power_frac=c["idle_power_frac"], host_overhead_frac=c["host_overhead_frac"], pue=c["pue"],
-        usd_per_kwh=c["usd_per_kwh"], wall_clock_h_low=out["wall_clock_s_low"] / SECONDS_PER_HOUR,
+        c["n_gpus"],
+        hours,
+        c["tdp_w"],
+        c["g_co2e_per_kwh"],
+        gpu_util_frac=c["gpu_util_frac"],
+        idle_power_frac=c["idle_power_frac"],
+        host_overhead_frac=c["host_overhead_frac"],
+        pue=c["pue"],
+        usd_per_kwh=c["usd_per_kwh"],
+        wall_clock_h_low=out["wall_clock_s_low"] / SECONDS_PER_HOUR,
         wall_clock_h_high=out["wall_clock_s_high"] / SECONDS_PER_HOUR,
         experiments_multiplier=c["experiments_multiplier"],
     )

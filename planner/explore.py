@@ -45,9 +45,15 @@ def scaling_curve(resolved: Resolved, _catalogs: Any = None) -> pl.DataFrame:
     hours = out["wall_clock_s"] / SECONDS_PER_HOUR
     gpu_hours = hours * counts
     efficiency = gpu_hours[0] / gpu_hours
-    return pl.DataFrame({"n_gpus": counts.astype(int), "wall_clock_h": hours, "gpu_hours": gpu_hours,
-                         "cost_usd": np.asarray(out["cost_usd"], dtype=float),
-                         "scaling_efficiency_frac": efficiency})
+    return pl.DataFrame(
+        {
+            "n_gpus": counts.astype(int),
+            "wall_clock_h": hours,
+            "gpu_hours": gpu_hours,
+            "cost_usd": np.asarray(out["cost_usd"], dtype=float),
+            "scaling_efficiency_frac": efficiency,
+        }
+    )
 
 
 def memory_vs_micro_batch(resolved: Resolved, max_micro_batch: int = 64) -> pl.DataFrame:
@@ -59,8 +65,13 @@ def memory_vs_micro_batch(resolved: Resolved, max_micro_batch: int = 64) -> pl.D
     grid_b = np.tile(sizes, len(modes))
     grid_r = np.repeat(list(modes.values()), len(sizes))
     out = evaluate(_with(resolved.columns, micro_batch=grid_b, recompute=grid_r))
-    return pl.DataFrame({"micro_batch": grid_b.astype(int), "recompute": np.repeat(list(modes), len(sizes)),
-                         "peak_gib": out["peak_bytes"] / GIB_BYTES})
+    return pl.DataFrame(
+        {
+            "micro_batch": grid_b.astype(int),
+            "recompute": np.repeat(list(modes), len(sizes)),
+            "peak_gib": out["peak_bytes"] / GIB_BYTES,
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -74,10 +85,18 @@ class Fix:
 CANDIDATE_FIXES: tuple[tuple[str, dict[str, Any], str], ...] = (
     ("ZeRO-3 / FULL_SHARD", {"zero_stage": 3}, "shards weights too; more communication per step"),
     ("Full activation recompute", {"recompute": "full"}, "about 30 % more compute per step"),
-    ("Selective recompute", {"recompute": "selective"}, "recomputes only attention scores; a few % more compute"),
+    (
+        "Selective recompute",
+        {"recompute": "selective"},
+        "recomputes only attention scores; a few % more compute",
+    ),
     ("8-bit AdamW", {"optimizer": "adamw_8bit"}, "optimizer states shrink from 8 to 2 bytes per parameter"),
     ("Micro-batch 1", {"micro_batch": 1}, "raise gradient accumulation to keep the global batch"),
-    ("Fused / chunked cross-entropy", {"fused_cross_entropy": True}, "never materialises fp32 logits at once"),
+    (
+        "Fused / chunked cross-entropy",
+        {"fused_cross_entropy": True},
+        "never materialises fp32 logits at once",
+    ),
     ("LoRA rank 16", {"method": "lora", "lora_rank": 16}, "trains adapters only; quality may differ"),
     ("QLoRA rank 16", {"method": "qlora", "lora_rank": 16}, "4-bit base; slower and slightly lossy"),
     ("Offload optimizer to CPU", {"offload_optimizer": True}, "needs host memory; slower optimizer step"),
@@ -107,16 +126,23 @@ def parameter_breakdown(resolved: Resolved) -> pl.DataFrame | None:
     counts = resolved.counts
     if counts is None:
         return None
-    parts = {"Token embedding": counts.embedding, "Positional embedding": counts.position,
-             "Attention": counts.attention, "MLP / experts": counts.mlp, "Norms": counts.norms,
-             "Router": counts.router, "Output head": counts.head}
+    parts = {
+        "Token embedding": counts.embedding,
+        "Positional embedding": counts.position,
+        "Attention": counts.attention,
+        "MLP / experts": counts.mlp,
+        "Norms": counts.norms,
+        "Router": counts.router,
+        "Output head": counts.head,
+    }
     frame = pl.DataFrame({"component": list(parts), "n_params": [float(v) for v in parts.values()]})
     frame = frame.filter(pl.col("n_params") > 0).with_columns(
         (pl.col("n_params") / 1e9).round(4).alias("billions"),
         (pl.col("n_params") / counts.total).alias("share_frac"),
     )
-    totals = pl.DataFrame({"component": ["Total", "Active per token"],
-                           "n_params": [float(counts.total), float(counts.active)]}).with_columns(
+    totals = pl.DataFrame(
+        {"component": ["Total", "Active per token"], "n_params": [float(counts.total), float(counts.active)]}
+    ).with_columns(
         (pl.col("n_params") / 1e9).round(4).alias("billions"),
         (pl.col("n_params") / counts.total).alias("share_frac"),
     )

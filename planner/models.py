@@ -11,9 +11,10 @@ import polars as pl
 from pydantic import ValidationError
 
 from planner.architecture import KNOWN_FAMILIES
+from planner.paths import bundled_data_dir
 from planner.shape import ModelShape
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DATA_DIR = bundled_data_dir()
 MODELS_CSV = DATA_DIR / "models.csv"
 
 # Column order of data/models.csv: name, family, the other ModelShape fields in declaration order, then facts.

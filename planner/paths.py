@@ -1,6 +1,6 @@
 """Where the dashboard's files are: the repository checkout, or the `planner_app` bundle an install ships.
 
-The repository keeps app.py, pages/, ui/, data/ and .streamlit/ at its top level (DESIGN.md §2). A wheel
+The repository keeps app.py, app_pages/, ui/, data/ and .streamlit/ at its top level (DESIGN.md §2). A wheel
 cannot put them there, so `pip install .` copies them into a `planner_app` folder beside this package
 (pyproject.toml, [tool.setuptools]). An editable install imports `planner` from the checkout, so it finds the
 checkout's files.
@@ -18,7 +18,7 @@ _PACKAGE_PARENT = Path(__file__).resolve().parent.parent
 
 
 def bundle_dir() -> Path:
-    """The folder that holds app.py, pages/, ui/, data/ and .streamlit/config.toml."""
+    """The folder that holds app.py, app_pages/, ui/, data/ and .streamlit/config.toml."""
     installed = _PACKAGE_PARENT / BUNDLE_NAME
     return installed if (installed / "app.py").is_file() else _PACKAGE_PARENT
 

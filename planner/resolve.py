@@ -14,7 +14,15 @@ from typing import Any
 import polars as pl
 
 from planner.architecture import ParamCounts, count_params, linear_params_all_layers, lora_adapter_params
-from planner.catalog import Catalogs, find_gpu, find_region, gpu_price, load_catalogs, peak_rate, pricing_discount
+from planner.catalog import (
+    Catalogs,
+    find_gpu,
+    find_region,
+    gpu_price,
+    load_catalogs,
+    peak_rate,
+    pricing_discount,
+)
 from planner.cost import resolve_rate
 from planner.efficiency import efficiency_preset, load_efficiency_table, precision_class
 from planner.models import find_model, load_model_presets
@@ -70,20 +78,40 @@ def model_shape(scenario: Scenario, presets: pl.DataFrame | None = None) -> Mode
     return find_model(default_presets() if presets is None else presets, scenario.model)
 
 
-def _model_columns(scenario: Scenario, shape: ModelShape | None) -> tuple[dict[str, float], ParamCounts | None]:
+def _model_columns(
+    scenario: Scenario, shape: ModelShape | None
+) -> tuple[dict[str, float], ParamCounts | None]:
     if shape is None:
         assert scenario.params_b is not None  # the Scenario validator guarantees a count or a model
         n = scenario.params_b * 1e9
         # No shape: states from the bare count; every shape-dependent figure is masked by has_shape = 0.
-        dummy = {"n_layers": 1.0, "hidden": 1.0, "n_heads": 1.0, "n_kv_heads": 1.0, "head_dim": 1.0,
-                 "ffn_hidden": 1.0, "n_mlp_matrices": 2.0, "vocab": 1.0}
-        return {**dummy, "has_shape": 0.0, "n_params": n, "n_active_params": n, "n_embedding_params": 0.0,
-                "n_head_params": 0.0, "n_matmul_params": n, "n_layer_matmul_params": n,
-                "n_adapter_params": _bare_adapters(scenario, n)}, None
+        dummy = {
+            "n_layers": 1.0,
+            "hidden": 1.0,
+            "n_heads": 1.0,
+            "n_kv_heads": 1.0,
+            "head_dim": 1.0,
+            "ffn_hidden": 1.0,
+            "n_mlp_matrices": 2.0,
+            "vocab": 1.0,
+        }
+        return {
+            **dummy,
+            "has_shape": 0.0,
+            "n_params": n,
+            "n_active_params": n,
+            "n_embedding_params": 0.0,
+            "n_head_params": 0.0,
+            "n_matmul_params": n,
+            "n_layer_matmul_params": n,
+            "n_adapter_params": _bare_adapters(scenario, n),
+        }, None
     counts = count_params(shape)
     layer_matmul = float(linear_params_all_layers(shape))
     expert_ffn = shape.moe_ffn_hidden or shape.ffn_hidden
-    ffn_active = (shape.n_experts_active + shape.n_shared_experts) * expert_ffn if shape.is_moe else shape.ffn_hidden
+    ffn_active = (
+        (shape.n_experts_active + shape.n_shared_experts) * expert_ffn if shape.is_moe else shape.ffn_hidden
+    )
     return {
         "has_shape": 1.0,
         "n_params": float(counts.total),
@@ -127,13 +155,23 @@ def _recipe_columns(s: Scenario) -> dict[str, float]:
 
 def _layout_columns(s: Scenario) -> dict[str, float]:
     return {
-        "n_gpus": float(s.n_gpus), "gpus_per_node": float(s.gpus_per_node), "tp": float(s.tp),
-        "pp": float(s.pp), "cp": float(s.cp), "dp": float(s.dp), "micro_batch": float(s.micro_batch),
-        "grad_accum": float(s.grad_accum), "zero_stage": float(s.zero_stage),
-        "hybrid_shard": float(s.hybrid_shard), "sequence_parallel": float(s.sequence_parallel),
-        "flash_attention": float(s.flash_attention), "recompute": float(RECOMPUTE_CODES[s.recompute]),
-        "fused_cross_entropy": float(s.fused_cross_entropy), "offload_optimizer": float(s.offload_optimizer),
-        "offload_params": float(s.offload_params), "overhead_bytes": s.overhead_gib * GIB_BYTES,
+        "n_gpus": float(s.n_gpus),
+        "gpus_per_node": float(s.gpus_per_node),
+        "tp": float(s.tp),
+        "pp": float(s.pp),
+        "cp": float(s.cp),
+        "dp": float(s.dp),
+        "micro_batch": float(s.micro_batch),
+        "grad_accum": float(s.grad_accum),
+        "zero_stage": float(s.zero_stage),
+        "hybrid_shard": float(s.hybrid_shard),
+        "sequence_parallel": float(s.sequence_parallel),
+        "flash_attention": float(s.flash_attention),
+        "recompute": float(RECOMPUTE_CODES[s.recompute]),
+        "fused_cross_entropy": float(s.fused_cross_entropy),
+        "offload_optimizer": float(s.offload_optimizer),
+        "offload_params": float(s.offload_params),
+        "overhead_bytes": s.overhead_gib * GIB_BYTES,
         "fragmentation_frac": s.fragmentation_frac,
     }
 
@@ -166,8 +204,9 @@ def gpu_columns(s: Scenario, gpu: dict[str, Any], cats: Catalogs, n_active_param
     rate = peak_rate(gpu, s.precision)
     catalog_peak = rate.tflops
     peak_tflops = s.peak_tflops if s.peak_tflops is not None else catalog_peak
-    low, typical, high = efficiency_preset(default_efficiency(), str(gpu["generation"]), n_active_params,
-                                           s.method, precision_class(s.precision))
+    low, typical, high = efficiency_preset(
+        default_efficiency(), str(gpu["generation"]), n_active_params, s.method, precision_class(s.precision)
+    )
     chosen = {"low": low, "typical": typical, "high": high}[s.efficiency_band]
     own = s.mfu is not None
     price = _price_band(s, gpu, cats)
@@ -196,9 +235,14 @@ def _price_band(s: Scenario, gpu: dict[str, Any], cats: Catalogs) -> dict[str, A
         band = resolve_rate(None, NAN)
     else:
         band = resolve_rate(
-            s.usd_per_gpu_hour, median, None if row is None else row["usd_per_gpu_hour_low"],
-            None if row is None else row["usd_per_gpu_hour_high"], discount["discount_frac"],
-            discount["discount_frac_low"], discount["discount_frac_high"], pricing=s.pricing,
+            s.usd_per_gpu_hour,
+            median,
+            None if row is None else row["usd_per_gpu_hour_low"],
+            None if row is None else row["usd_per_gpu_hour_high"],
+            discount["discount_frac"],
+            discount["discount_frac_low"],
+            discount["discount_frac_high"],
+            pricing=s.pricing,
             price_source=f"{row['snapshot']} snapshot median" if row else "catalogue",
         )
     return {
@@ -219,15 +263,28 @@ def resolve(s: Scenario, cats: Catalogs | None = None) -> Resolved:
     gpu = find_gpu(cats.gpus, s.gpu)
     region = find_region(cats.grid, s.region)
     hw = gpu_columns(s, gpu, cats, model_cols["n_active_params"])
-    columns = {**model_cols, **_recipe_columns(s), **_layout_columns(s), **_data_columns(s),
-               **{k: v for k, v in hw.items() if not k.startswith("_")},
-               "g_co2e_per_kwh": float(region["g_co2e_per_kwh"])}
+    columns = {
+        **model_cols,
+        **_recipe_columns(s),
+        **_layout_columns(s),
+        **_data_columns(s),
+        **{k: v for k, v in hw.items() if not k.startswith("_")},
+        "g_co2e_per_kwh": float(region["g_co2e_per_kwh"]),
+    }
     return Resolved(
-        scenario=s, gpu=gpu, shape=shape, counts=counts, columns=columns,
-        derived={"catalog_peak_tflops": hw["_catalog_peak_tflops"], "catalog_vram_gib": gpu["memory_gib"],
-                 "catalog_usd_per_gpu_hour": hw["_catalog_usd_per_gpu_hour"],
-                 "preset_mfu": hw["_preset"][("low", "typical", "high").index(s.efficiency_band)],
-                 "preset_band": hw["_preset"], "peak_note": hw["_peak_note"]},
+        scenario=s,
+        gpu=gpu,
+        shape=shape,
+        counts=counts,
+        columns=columns,
+        derived={
+            "catalog_peak_tflops": hw["_catalog_peak_tflops"],
+            "catalog_vram_gib": gpu["memory_gib"],
+            "catalog_usd_per_gpu_hour": hw["_catalog_usd_per_gpu_hour"],
+            "preset_mfu": hw["_preset"][("low", "typical", "high").index(s.efficiency_band)],
+            "preset_band": hw["_preset"],
+            "peak_note": hw["_peak_note"],
+        },
         model_label=_model_label(s, shape),
         flops_rule=_flops_rule(s, shape),
         state_rule=_state_rule(s),
@@ -249,7 +306,11 @@ def _flops_rule(s: Scenario, shape: ModelShape | None) -> str:
     if s.flops_per_param_token is not None:
         return f"{s.flops_per_param_token:g} × parameters × tokens (your factor)"
     base = "4 × base + 6 × adapter parameters" if s.method != "full" else "6 × active parameters"
-    return f"({base} + causal attention) × tokens" if shape else f"{base} × tokens (no shape: attention left out)"
+    return (
+        f"({base} + causal attention) × tokens"
+        if shape
+        else f"{base} × tokens (no shape: attention left out)"
+    )
 
 
 def _state_rule(s: Scenario) -> str:

@@ -46,7 +46,9 @@ class Scenario(BaseModel):
     examples: int = Field(30_000, ge=1, le=10**13, description="training examples")
     tokens_per_example: float = Field(1_000, gt=0, le=10**8, description="prompt + completion tokens")
     epochs: float = Field(3, gt=0, le=10_000)
-    total_tokens_b: float | None = Field(None, gt=0, le=10**6, description="overrides examples x tokens x epochs")
+    total_tokens_b: float | None = Field(
+        None, gt=0, le=10**6, description="overrides examples x tokens x epochs"
+    )
     seq_len: int = Field(4096, ge=16, le=2**21, description="training sequence length, tokens")
     packing: bool = Field(True, description="pack examples into full sequences (no padding)")
 
@@ -54,7 +56,9 @@ class Scenario(BaseModel):
     gpu: str = Field("H100 SXM", min_length=1, max_length=120)
     n_gpus: int = Field(8, ge=1, le=1_000_000)
     gpus_per_node: int = Field(8, ge=1, le=1024)
-    peak_tflops: float | None = Field(None, gt=0, le=1_000_000, description="dense peak at training precision")
+    peak_tflops: float | None = Field(
+        None, gt=0, le=1_000_000, description="dense peak at training precision"
+    )
     vram_gib: float | None = Field(None, gt=0, le=100_000)
 
     # --- compute -----------------------------------------------------------------------------------
@@ -115,7 +119,11 @@ class Scenario(BaseModel):
             name = data["zero_stage"].strip().upper()
             if name in FSDP_TO_ZERO:
                 stage, hybrid = FSDP_TO_ZERO[name]
-                data = {**data, "zero_stage": stage, "hybrid_shard": hybrid or data.get("hybrid_shard", False)}
+                data = {
+                    **data,
+                    "zero_stage": stage,
+                    "hybrid_shard": hybrid or data.get("hybrid_shard", False),
+                }
         return data
 
     @field_validator("gpu", "region", "model", "snapshot")

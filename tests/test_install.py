@@ -102,7 +102,7 @@ def test_the_install_is_what_runs(install: Install):
     planner_file, bundle = map(Path, json.loads(result.stdout))
     assert planner_file.is_relative_to(install.site_packages)
     assert bundle == install.site_packages / "planner_app"
-    shipped = ["app.py", "ui/state.py", "pages/overview.py", ".streamlit/config.toml", "data/gpus.csv"]
+    shipped = ["app.py", "ui/state.py", "app_pages/overview.py", ".streamlit/config.toml", "data/gpus.csv"]
     shipped += ["data/README.md", "data/prices/2026-11-09.csv"]
     assert [name for name in shipped if not (bundle / name).is_file()] == []
     pages = {p.name for p in (ROOT / "pages").glob("*.py")}
@@ -131,7 +131,7 @@ def _app_summary(python: Path | str, script: Path, cwd: Path) -> dict:
 
 
 def test_installed_app_renders_like_the_checkout(install: Install):
-    """The installed app finds ui/, pages/ and data/ (a missing file or module would show up as an exception).
+    """The installed app finds ui/, app_pages/ and data/ (a missing file or module would show up as an exception).
 
     Compared with the checkout rather than required to be flawless: the page tests judge the app itself.
     """

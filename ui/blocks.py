@@ -29,8 +29,12 @@ def memory_metric(est: Estimate) -> None:
     peak = est.peak_gib_per_device
     shown = peak if peak is not None else est.model_state_gib_per_device
     label = "Peak memory per GPU" if peak is not None else "Model state per GPU"
-    st.metric(label, fmt.gib(shown), f"{fit_verdict(est)} in {est.vram_gib:,.1f} GiB",
-              delta_color="normal" if est.fits_vram else "inverse")
+    st.metric(
+        label,
+        fmt.gib(shown),
+        f"{fit_verdict(est)} in {est.vram_gib:,.1f} GiB",
+        delta_color="normal" if est.fits_vram else "inverse",
+    )
 
 
 def unavailable_notes(est: Estimate) -> None:
@@ -41,3 +45,13 @@ def unavailable_notes(est: Estimate) -> None:
 def assumptions(lines: Sequence[str]) -> None:
     with st.expander("What this assumes", expanded=False):
         st.markdown("\n".join(f"- {line}" for line in lines))
+
+
+def model_note(est: Estimate, is_moe: bool) -> None:
+    """Say which parameter count each figure uses; for mixture-of-experts models the two differ."""
+    if is_moe:
+        st.info(
+            f"Mixture of experts: memory holds all {est.n_params / 1e9:,.1f} B parameters, while compute "
+            f"counts the {est.n_active_params / 1e9:,.1f} B active per token.",
+            icon=":material/hub:",
+        )

@@ -29,8 +29,9 @@ def memory_stack(components: pl.DataFrame, vram_gib: float) -> alt.LayerChart:
     return (bars + line).properties(height=140)
 
 
-def lines_with_limit(frame: pl.DataFrame, x: str, y: str, colour: str, limit: float, x_title: str,
-                     y_title: str) -> alt.LayerChart:
+def lines_with_limit(
+    frame: pl.DataFrame, x: str, y: str, colour: str, limit: float, x_title: str, y_title: str
+) -> alt.LayerChart:
     base = (
         alt.Chart(frame)
         .mark_line(point=True)
@@ -41,8 +42,10 @@ def lines_with_limit(frame: pl.DataFrame, x: str, y: str, colour: str, limit: fl
             tooltip=[f"{colour}:N", f"{x}:Q", alt.Tooltip(f"{y}:Q", format=",.2f")],
         )
     )
-    rule = alt.Chart(pl.DataFrame({"limit": [limit]})).mark_rule(color="red", strokeDash=[6, 3]).encode(
-        y="limit:Q"
+    rule = (
+        alt.Chart(pl.DataFrame({"limit": [limit]}))
+        .mark_rule(color="red", strokeDash=[6, 3])
+        .encode(y="limit:Q")
     )
     return (base + rule).properties(height=300)
 
@@ -50,15 +53,31 @@ def lines_with_limit(frame: pl.DataFrame, x: str, y: str, colour: str, limit: fl
 def scaling(frame: pl.DataFrame) -> alt.HConcatChart:
     """Wall clock and scaling efficiency against GPU count (log2 x axis)."""
     x = alt.X("n_gpus:Q", scale=alt.Scale(type="log", base=2), title="GPUs")
-    time_chart = alt.Chart(frame).mark_line(point=True).encode(
-        x=x, y=alt.Y("wall_clock_h:Q", title="Wall clock (h)", scale=alt.Scale(type="log")),
-        tooltip=["n_gpus:Q", alt.Tooltip("wall_clock_h:Q", format=",.2f"), alt.Tooltip("cost_usd:Q", format=",.0f")],
+    time_chart = (
+        alt.Chart(frame)
+        .mark_line(point=True)
+        .encode(
+            x=x,
+            y=alt.Y("wall_clock_h:Q", title="Wall clock (h)", scale=alt.Scale(type="log")),
+            tooltip=[
+                "n_gpus:Q",
+                alt.Tooltip("wall_clock_h:Q", format=",.2f"),
+                alt.Tooltip("cost_usd:Q", format=",.0f"),
+            ],
+        )
     )
-    eff_chart = alt.Chart(frame).mark_line(point=True, color="orange").encode(
-        x=x, y=alt.Y("scaling_efficiency_frac:Q", title="Scaling efficiency", axis=alt.Axis(format="%")),
-        tooltip=["n_gpus:Q", alt.Tooltip("scaling_efficiency_frac:Q", format=".0%")],
+    eff_chart = (
+        alt.Chart(frame)
+        .mark_line(point=True, color="orange")
+        .encode(
+            x=x,
+            y=alt.Y("scaling_efficiency_frac:Q", title="Scaling efficiency", axis=alt.Axis(format="%")),
+            tooltip=["n_gpus:Q", alt.Tooltip("scaling_efficiency_frac:Q", format=".0%")],
+        )
     )
-    return alt.hconcat(time_chart.properties(width=320, height=260), eff_chart.properties(width=320, height=260))
+    return alt.hconcat(
+        time_chart.properties(width=320, height=260), eff_chart.properties(width=320, height=260)
+    )
 
 
 def bars(frame: pl.DataFrame, x: str, y: str, x_title: str, highlight: str | None = None) -> alt.Chart:

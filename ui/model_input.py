@@ -30,16 +30,30 @@ def render_model_picker(presets: list[str]) -> None:
     options = [*presets, CUSTOM_LABEL]
     current = scenario().model
     st.session_state[WIDGET_PREFIX + "model"] = current if current in presets else CUSTOM_LABEL
-    st.selectbox("Model", options, key=WIDGET_PREFIX + "model", on_change=_choose_model,
-                 help="Type to search the presets. Custom takes a bare parameter count or an imported shape.")
+    st.selectbox(
+        "Model",
+        options,
+        key=WIDGET_PREFIX + "model",
+        on_change=_choose_model,
+        help="Type to search the presets. Custom takes a bare parameter count or an imported shape.",
+    )
     if scenario().model != CUSTOM_MODEL:
         return
     shape = scenario().model_shape
     if shape is None:
-        bound(st.number_input, "Parameters (billions)", "params_b", min_value=0.001, step=1.0, format="%.3f",
-              help="Total parameters. For a mixture-of-experts model import its config to separate active "
-              "from total parameters.")
-        st.caption("A bare count gives compute, cost and model-state memory; activation memory needs a shape.")
+        bound(
+            st.number_input,
+            "Parameters (billions)",
+            "params_b",
+            min_value=0.001,
+            step=1.0,
+            format="%.3f",
+            help="Total parameters. For a mixture-of-experts model import its config to separate active "
+            "from total parameters.",
+        )
+        st.caption(
+            "A bare count gives compute, cost and model-state memory; activation memory needs a shape."
+        )
     else:
         st.caption(f"Using imported shape **{shape.name}**.")
         if st.button("Forget imported shape", key="forget_shape"):
@@ -50,8 +64,7 @@ def render_model_picker(presets: list[str]) -> None:
 
 def _import_config() -> None:
     with st.expander("Import a Hugging Face config.json"):
-        upload = st.file_uploader("config.json", type=["json"], key="config_upload",
-                                  max_upload_size=1)
+        upload = st.file_uploader("config.json", type=["json"], key="config_upload", max_upload_size=1)
         text = st.text_area("…or paste it here", key="config_paste", height=120)
         if st.button("Use this config", key="config_apply"):
             raw = upload.getvalue() if upload is not None else text.encode("utf-8")
@@ -81,8 +94,12 @@ def render_shape_editor(shape: ModelShape | None) -> None:
         if shape is None:
             st.info("No shape: the plan uses a bare parameter count. Import a config.json to add one.")
             return
-        text = st.text_area("Shape (JSON, editable)", value=json.dumps(shape.model_dump(), indent=1),
-                            height=260, key=f"shape_json.{shape.name}")
+        text = st.text_area(
+            "Shape (JSON, editable)",
+            value=json.dumps(shape.model_dump(), indent=1),
+            height=260,
+            key=f"shape_json.{shape.name}",
+        )
         if st.button("Apply shape edits", key="shape_apply"):
             try:
                 edited = ModelShape.model_validate_json(text)

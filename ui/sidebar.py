@@ -5,7 +5,6 @@ from __future__ import annotations
 import streamlit as st
 
 from planner.catalog import find_gpu
-from planner.scenario import CUSTOM_MODEL
 from ui.data import catalogs, model_names
 from ui.model_input import render_model_picker
 from ui.state import bound, scenario
@@ -18,8 +17,14 @@ def render_sidebar() -> None:
     render_model_picker(model_names())
     st.subheader("Dataset")
     bound(NUMBER, "Training examples", "examples", min_value=1, step=1000)
-    bound(NUMBER, "Tokens per example", "tokens_per_example", min_value=1.0, step=100.0,
-          help="Prompt plus completion, after the chat template is applied.")
+    bound(
+        NUMBER,
+        "Tokens per example",
+        "tokens_per_example",
+        min_value=1.0,
+        step=100.0,
+        help="Prompt plus completion, after the chat template is applied.",
+    )
     bound(NUMBER, "Epochs", "epochs", min_value=0.01, step=1.0)
     st.subheader("Hardware")
     _gpu_select()
@@ -27,9 +32,15 @@ def render_sidebar() -> None:
     _overridable("Peak TFLOP/s (dense, training precision)", "peak_tflops", "catalog_peak_tflops", "%.1f")
     _overridable("VRAM per GPU (GiB)", "vram_gib", "catalog_vram_gib", "%.2f")
     _overridable("Price per GPU-hour (USD)", "usd_per_gpu_hour", "catalog_usd_per_gpu_hour", "%.2f")
-    _overridable("MFU (model FLOPs utilisation)", "mfu", "preset_mfu", "%.3f", max_value=1.0,
-                 help="Share of the peak a run really achieves. Leave empty for the preset derived from "
-                 "published measurements for this GPU generation, model size and method.")
+    _overridable(
+        "MFU (model FLOPs utilisation)",
+        "mfu",
+        "preset_mfu",
+        "%.3f",
+        max_value=1.0,
+        help="Share of the peak a run really achieves. Leave empty for the preset derived from "
+        "published measurements for this GPU generation, model size and method.",
+    )
 
 
 def _gpu_select() -> None:
@@ -42,8 +53,14 @@ def _gpu_select() -> None:
         except ValueError:
             return names[0]
 
-    bound(st.selectbox, "GPU", "gpu", options=names, to_widget=canonical,
-          help="Type to search. Choosing a GPU fills peak TFLOP/s, VRAM and price below.")
+    bound(
+        st.selectbox,
+        "GPU",
+        "gpu",
+        options=names,
+        to_widget=canonical,
+        help="Type to search. Choosing a GPU fills peak TFLOP/s, VRAM and price below.",
+    )
     if canonical(current) != current and current.lower() not in {n.lower() for n in names}:
         st.caption(f"'{current}' is read as {canonical(current)}.")
 
@@ -54,7 +71,6 @@ def _overridable(label: str, field: str, derived_key: str, fmt: str, **kwargs: o
 
     derived = derived_values().get(derived_key)
     hint = "n/a" if derived is None else (fmt % derived)
-    value = bound(NUMBER, label, field, min_value=0.0, format=fmt, placeholder=f"{hint} (default)",
-                  **kwargs)
+    value = bound(NUMBER, label, field, min_value=0.0, format=fmt, placeholder=f"{hint} (default)", **kwargs)
     if value is not None:
         st.caption(f":orange[✎ Override] — default would be {hint}. Clear the box to use it.")

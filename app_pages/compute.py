@@ -1,0 +1,169 @@
+"""Compute: tokens, FLOPs, utilisation, communication and time — and where more GPUs stop paying."""
+
+from __future__ import annotations
+
+import polars as pl
+import streamlit as st
+
+from planner.explore import parameter_breakdown, scaling_curve
+from ui import charts
+from ui import format as fmt
+from ui.blocks import assumptions, breakdown_table, model_note, unavailable_notes
+from ui.data import catalogs
+from ui.estimate_cache import current_or_stop
+from ui.model_input import render_shape_editor
+from ui.presets import preset_picker
+from ui.state import bound
+
+st.title("Compute")
+with st.expander("Data, efficiency and parallel layout", expanded=False):
+    left, middle, right = st.columns(3)
+    with left:
+        bound(st.number_input, "Sequence length (tokens)", "seq_len", min_value=16, step=512)
+        bound(
+            st.checkbox,
+            "Pack examples into full sequences",
+            "packing",
+            help="Without packing every example is padded to the sequence length, and padding costs compute.",
+        )
+        bound(
+            st.number_input,
+            "Total tokens (billions, replaces examples × tokens × epochs)",
+            "total_tokens_b",
+            min_value=0.0,
+            format="%.4f",
+            placeholder="from the dataset inputs",
+        )
+        bound(
+            st.number_input,
+            "FLOPs per parameter per token (override)",
+            "flops_per_param_token",
+            min_value=0.0,
+            format="%.2f",
+            placeholder="from the model shape",
+            help="6 for full training (2 forward, 4 backward); about 4 for LoRA. Replaces the FLOP model.",
+        )
+    with middle:
+        bound(
+            st.selectbox,
+            "Efficiency preset",
+            "efficiency_band",
+            options=["low", "typical", "high"],
+            help="Which point of the published-measurement range to use when MFU is left empty.",
+        )
+        bound(st.number_input, "GPUs per node", "gpus_per_node", min_value=1, step=1)
+        bound(
+            st.number_input,
+            "Inter-node bandwidth per GPU (GB/s)",
+            "inter_node_gb_per_s",
+            min_value=0.1,
+            step=5.0,
+            help="50 GB/s is one 400 Gb/s InfiniBand NDR link per GPU.",
+        )
+        bound(
+            st.slider,
+            "Communication hidden under compute",
+            "overlap_frac",
+            min_value=0.0,
+            max_value=1.0,
+            step=0.05,
+        )
+    with right:
+        bound(st.number_input, "Tensor parallel", "tp", min_value=1, step=1)
+        bound(st.number_input, "Pipeline parallel", "pp", min_value=1, step=1)
+        bound(st.number_input, "Context parallel", "cp", min_value=1, step=1)
+        storage = catalogs().storage
+        preset_picker(
+            "Checkpoint storage preset",
+            "compute.storage_preset",
+            "storage_gb_per_s",
+            {
+                "not counted": None,
+                **{
+                    row["preset"].replace("_", " "): row["read_gb_per_s"]
+                    for row in storage.iter_rows(named=True)
+                },
+            },
+        )
+        bound(
+            st.number_input,
+            "Storage bandwidth (GB/s)",
+            "storage_gb_per_s",
+            min_value=0.01,
+            step=0.5,
+            placeholder="not counted",
+            help="Model load and checkpoint saves (write assumed as fast as read where only read is "
+            "published). Empty: checkpoint I/O is left out of the wall clock.",
+        )
+        bound(st.number_input, "Checkpoints saved", "n_checkpoints", min_value=0, step=1)
+
+est, resolved = current_or_stop()
+model_note(est, bool(resolved.shape and resolved.shape.is_moe))
+first, second, third, fourth = st.columns(4)
+first.metric("Wall clock", fmt.hours(est.wall_clock_h))
+second.metric("MFU / HFU", f"{est.mfu:.1%} / {est.hfu:.1%}")
+third.metric("Tokens/s per GPU", fmt.count(est.tokens_per_s_per_gpu))
+fourth.metric("Optimizer steps", fmt.count(est.n_steps))
+
+breakdown_table(
+    [
+        ("Training tokens", "examples × tokens per example × epochs", fmt.count(est.training_tokens)),
+        (
+            "Tokens processed",
+            "training tokens, plus padding when not packed",
+            fmt.count(est.processed_tokens),
+        ),
+        ("Global batch", resolved.batch_rule, f"{fmt.count(est.global_batch_tokens)} tokens"),
+        ("Model FLOPs", resolved.flops_rule, fmt.sci(est.model_flops, "FLOP")),
+        ("Hardware FLOPs", "model FLOPs plus recomputed forward passes", fmt.sci(est.hardware_flops, "FLOP")),
+        (
+            "Per-GPU rate",
+            f"{est.peak_tflops:,.1f} TFLOP/s peak × MFU {est.mfu:.3f}",
+            fmt.sci(est.per_device_flops_per_s, "FLOP/s"),
+        ),
+        (
+            "Step time",
+            "compute + exposed communication, with the pipeline bubble",
+            f"{est.step_time_s:,.3f} s",
+        ),
+        (
+            "Communication per step",
+            "gradient sync, ZeRO-3 gathers, tensor-parallel all-reduces",
+            f"{est.comm_time_s:,.3f} s",
+        ),
+        ("Pipeline bubble", "(p − 1) ÷ (micro-batches + p − 1)", f"{est.bubble_frac:.1%}"),
+        ("Checkpoint I/O", "load once + save each checkpoint", fmt.hours(est.checkpoint_io_h)),
+        (
+            "Wall clock (range)",
+            "low / high efficiency preset",
+            fmt.band(est.wall_clock_h_low, est.wall_clock_h_high, "hours"),
+        ),
+    ]
+)
+unavailable_notes(est)
+
+st.subheader("Scaling with GPU count")
+curve = scaling_curve(resolved, catalogs())
+st.altair_chart(charts.scaling(curve), width="stretch")
+best = curve.filter(pl.col("scaling_efficiency_frac") >= 0.8)
+if best.height:
+    st.caption(f"Up to {best['n_gpus'].max()} GPUs keep at least 80 % scaling efficiency for this run.")
+
+st.subheader("Parameters by component")
+params = parameter_breakdown(resolved)
+if params is None:
+    st.info("Parameter breakdown needs the model's shape: choose a preset or import a config.json.")
+else:
+    st.dataframe(params, hide_index=True, width="stretch")
+render_shape_editor(resolved.shape)
+assumptions(
+    [
+        "Model FLOPs are 6 per active parameter per token (forward 2, backward 4) plus causal attention "
+        "(12 · layers · sequence · attention width per token for forward and backward, halved for the causal mask).",
+        "LoRA and QLoRA skip the frozen weights' gradients: about 4 per base parameter plus 6 per adapter parameter.",
+        "Full recompute repeats the forward pass (hardware FLOPs ≈ 8 per parameter per token); selective recompute "
+        "repeats only the attention scores. Time is computed from hardware FLOPs at the hardware rate.",
+        "Communication uses ring collectives over the GPU's own link inside a node and the inter-node bandwidth "
+        "across nodes; the overlap share of it hides under compute.",
+    ]
+)

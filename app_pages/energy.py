@@ -1,0 +1,103 @@
+"""Energy and carbon: GPU, host and facility energy, CO2e for the chosen grid, and across regions."""
+
+from __future__ import annotations
+
+import polars as pl
+import streamlit as st
+
+from planner.energy import GPU_UTIL_EXPLANATION, PUE_EXPLANATION
+from planner.views import co2e_by_region, energy_components
+from ui import charts
+from ui import format as fmt
+from ui.blocks import assumptions, breakdown_table
+from ui.data import catalogs
+from ui.estimate_cache import current_or_stop
+from ui.presets import preset_picker
+from ui.state import bound
+
+st.title("Energy")
+grid = catalogs().grid
+pue_presets = catalogs().pue
+left, right = st.columns(2)
+with left:
+    bound(
+        st.selectbox,
+        "Grid region",
+        "region",
+        options=grid["region"].to_list(),
+        format_func=dict(zip(grid["region"], grid["label"], strict=True)).get,
+    )
+    preset_picker(
+        "PUE preset",
+        "energy.pue_preset",
+        "pue",
+        {
+            f"{row['preset'].replace('_', ' ')} ({row['pue']:.2f})": row["pue"]
+            for row in pue_presets.iter_rows(named=True)
+        },
+        PUE_EXPLANATION,
+    )
+    bound(st.number_input, "PUE (facility ÷ IT energy)", "pue", min_value=1.0, max_value=5.0, step=0.05)
+with right:
+    bound(
+        st.slider,
+        "GPU busy share (not MFU)",
+        "gpu_util_frac",
+        min_value=0.0,
+        max_value=1.0,
+        step=0.05,
+        help=GPU_UTIL_EXPLANATION,
+    )
+    bound(st.slider, "Idle draw (share of TDP)", "idle_power_frac", min_value=0.0, max_value=1.0, step=0.05)
+    bound(
+        st.number_input, "Host overhead (share of GPU power)", "host_overhead_frac", min_value=0.0, step=0.05
+    )
+    bound(
+        st.number_input, "Electricity price (USD/kWh, on premises)", "usd_per_kwh", min_value=0.0, step=0.01
+    )
+
+est, resolved = current_or_stop()
+first, second, third = st.columns(3)
+first.metric(
+    "Energy",
+    f"{fmt.count(est.energy_kwh)} kWh",
+    f"range {fmt.count(est.energy_kwh_low)} – {fmt.count(est.energy_kwh_high)} kWh",
+    delta_color="off",
+)
+second.metric(
+    "Carbon",
+    f"{fmt.count(est.co2e_kg, 1)} kg CO2e",
+    f"range {fmt.count(est.co2e_kg_low, 1)} – {fmt.count(est.co2e_kg_high, 1)}",
+    delta_color="off",
+)
+third.metric("Electricity cost (on premises)", fmt.usd(est.electricity_cost_usd))
+parts = energy_components(est)
+breakdown_table(
+    [(row["component"], row["how"], f"{row['kwh']:,.1f} kWh") for row in parts.iter_rows(named=True)]
+    + [
+        ("Grid intensity", resolved.region_label, f"{est.grid_g_co2e_per_kwh:,.0f} g CO2e/kWh"),
+        ("Carbon", "energy × grid intensity", f"{est.co2e_kg:,.1f} kg CO2e"),
+    ]
+)
+st.altair_chart(charts.bars(parts, "kwh", "component", "kWh"), width="stretch")
+st.subheader("This run's carbon across regions")
+regions = co2e_by_region(est.energy_kwh, grid).sort("co2e_kg")
+st.altair_chart(
+    charts.bars(
+        regions.with_columns(pl.col("label").alias("region_label")),
+        "co2e_kg",
+        "region_label",
+        "kg CO2e",
+        highlight=resolved.region_label,
+    ).properties(height=600),
+    width="stretch",
+)
+assumptions(
+    [
+        "GPU draw = TDP × (idle share + (1 − idle share) × busy share); training keeps GPUs busy most of the time, "
+        "but 'busy' is not MFU — a GPU at 40 % MFU still draws near its TDP.",
+        "The host (CPUs, memory, network) adds a share of GPU power; the facility multiplies IT energy by its PUE.",
+        "Carbon uses the region's average grid intensity on the basis and year the data file states; a market-based "
+        "figure (renewable contracts) can be much lower.",
+    ]
+)

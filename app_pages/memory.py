@@ -1,0 +1,142 @@
+"""Memory: the per-GPU peak by component, what drives it, and what to change when it does not fit."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from planner.explore import memory_vs_micro_batch, suggest_fixes
+from planner.views import memory_components
+from ui import charts
+from ui import format as fmt
+from ui.blocks import assumptions, breakdown_table, memory_metric, model_note, unavailable_notes
+from ui.estimate_cache import current_or_stop
+from ui.state import bound, scenario
+
+st.title("Memory")
+left, middle, right = st.columns(3)
+with left:
+    bound(
+        st.selectbox,
+        "Method",
+        "method",
+        options=["full", "lora", "qlora"],
+        format_func={"full": "Full fine-tune", "lora": "LoRA", "qlora": "QLoRA (4-bit base)"}.get,
+    )
+    if scenario().method != "full":
+        bound(st.number_input, "LoRA rank", "lora_rank", min_value=1, step=8)
+        bound(st.selectbox, "LoRA targets", "lora_targets", options=["all_linear", "attention"])
+    if scenario().method == "qlora":
+        bound(st.checkbox, "Double quantisation", "qlora_double_quant")
+    bound(
+        st.selectbox,
+        "Optimizer",
+        "optimizer",
+        options=["adamw", "adamw_8bit", "sgd", "sgd_momentum", "adafactor"],
+    )
+    bound(
+        st.selectbox,
+        "Precision",
+        "precision",
+        options=["bf16_mixed", "fp16_mixed", "bf16_pure", "fp8_mixed", "fp32"],
+    )
+    bound(
+        st.number_input,
+        "Bytes per parameter (override)",
+        "bytes_per_param",
+        min_value=0.0,
+        format="%.2f",
+        placeholder="from the recipe",
+        help="Replaces weights + gradients + optimizer + master copy: 16 for mixed-precision AdamW, ~2 for LoRA.",
+    )
+with middle:
+    bound(
+        st.selectbox,
+        "ZeRO stage / FSDP",
+        "zero_stage",
+        options=[0, 1, 2, 3],
+        format_func={
+            0: "0 (DDP / NO_SHARD)",
+            1: "1 (optimizer)",
+            2: "2 (+gradients, SHARD_GRAD_OP)",
+            3: "3 (+weights, FULL_SHARD)",
+        }.get,
+    )
+    bound(st.checkbox, "Shard within a node only (HYBRID_SHARD)", "hybrid_shard")
+    bound(st.selectbox, "Activation recompute", "recompute", options=["none", "selective", "full"])
+    bound(st.number_input, "Micro-batch (sequences per GPU)", "micro_batch", min_value=1, step=1)
+    bound(st.number_input, "Gradient accumulation steps", "grad_accum", min_value=1, step=1)
+    bound(st.number_input, "Sequence length (tokens)", "seq_len", min_value=16, step=512)
+with right:
+    bound(st.number_input, "Tensor parallel", "tp", min_value=1, step=1)
+    bound(st.number_input, "Pipeline parallel", "pp", min_value=1, step=1)
+    bound(st.number_input, "Context parallel", "cp", min_value=1, step=1)
+    bound(st.checkbox, "Sequence parallelism", "sequence_parallel")
+    bound(st.checkbox, "Flash attention", "flash_attention")
+    bound(st.checkbox, "Fused / chunked cross-entropy", "fused_cross_entropy")
+    bound(st.checkbox, "Offload optimizer to CPU", "offload_optimizer")
+    bound(st.checkbox, "Offload parameters to CPU", "offload_params")
+    bound(st.number_input, "Framework overhead per GPU (GiB)", "overhead_gib", min_value=0.0, step=0.5)
+    bound(
+        st.number_input,
+        "Allocator fragmentation (share)",
+        "fragmentation_frac",
+        min_value=0.0,
+        max_value=1.0,
+        step=0.01,
+    )
+
+est, resolved = current_or_stop()
+model_note(est, bool(resolved.shape and resolved.shape.is_moe))
+s = resolved.scenario
+st.markdown(
+    f"**Global batch** = {s.micro_batch} micro-batch × {s.grad_accum} accumulation × {s.dp} replicas "
+    f"× {s.seq_len:,} tokens = **{est.global_batch_tokens:,.0f} tokens**"
+)
+first, second, third = st.columns(3)
+with first:
+    memory_metric(est)
+second.metric(
+    "Headroom", fmt.gib(est.headroom_gib), f"peak during {est.peak_phase or 'n/a'}", delta_color="off"
+)
+third.metric("Largest micro-batch that fits", fmt.count(est.max_micro_batch))
+
+components = memory_components(est)
+st.altair_chart(charts.memory_stack(components, est.vram_gib), width="stretch")
+breakdown_table(
+    [(row["component"], row["how"], fmt.gib(row["gib"])) for row in components.iter_rows(named=True)]
+    + [
+        ("Peak per GPU", f"largest phase: {est.peak_phase}", fmt.gib(est.peak_gib_per_device)),
+        ("On the host (offloaded)", "moved to CPU memory", fmt.gib(est.host_offload_gib)),
+    ]
+)
+unavailable_notes(est)
+
+if est.fits_vram is False:
+    st.subheader("Ways to make it fit")
+    for fix in suggest_fixes(resolved):
+        icon = ":material/check_circle:" if fix.fits else ":material/cancel:"
+        st.markdown(
+            f"{icon} **{fix.label}**: {fmt.gib(fix.peak_gib)} per GPU, "
+            f"{'fits' if fix.fits else 'still too big'}. {fix.note}"
+        )
+
+st.subheader("Peak memory against micro-batch")
+curve = memory_vs_micro_batch(resolved)
+if curve.height:
+    st.altair_chart(
+        charts.lines_with_limit(
+            curve, "micro_batch", "peak_gib", "recompute", est.vram_gib, "Micro-batch", "Peak GiB per GPU"
+        ),
+        width="stretch",
+    )
+assumptions(
+    [
+        "Weights, gradients, optimizer states and the fp32 master copy follow the chosen precision and optimizer; "
+        "ZeRO shards them over the data-parallel replicas only, tensor and pipeline parallelism split the model.",
+        "Activations follow Korthikanti et al. (2022), adapted to grouped-query attention and gated MLPs; flash "
+        "attention removes the sequence-squared score term; recompute keeps less and repeats work.",
+        "Logits are held in fp32 with their gradient unless a fused or chunked loss is used — at a 128k vocabulary "
+        "this alone can take several GiB.",
+        "The CUDA context and library workspaces (2 GiB by default) and the caching allocator's slack are added on top.",
+    ]
+)

@@ -1,0 +1,87 @@
+"""Overview: the headline answers — how long, how much, does it fit, how fast."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import format as fmt
+from ui.blocks import assumptions, breakdown_table, memory_metric, model_note, unavailable_notes
+from ui.estimate_cache import current_or_stop
+
+st.title("Overview")
+est, resolved = current_or_stop()
+model_note(est, bool(resolved.shape and resolved.shape.is_moe))
+st.caption(
+    f"{resolved.model_label} ({est.n_params / 1e9:,.2f} B parameters) on {est.gpu} × {resolved.scenario.n_gpus}"
+)
+
+first, second, third = st.columns(3)
+first.metric(
+    "Wall clock",
+    fmt.hours(est.wall_clock_h),
+    f"range {fmt.band(est.wall_clock_h_low, est.wall_clock_h_high, 'hours')}",
+    delta_color="off",
+)
+second.metric("GPU-hours", fmt.count(est.device_hours, 1))
+third.metric(
+    "Cost", fmt.usd(est.cost_usd), f"range {fmt.band(est.cost_usd_low, est.cost_usd_high)}", delta_color="off"
+)
+fourth, fifth, sixth = st.columns(3)
+with fourth:
+    memory_metric(est)
+fifth.metric("Training throughput", f"{fmt.count(est.tokens_per_s)} tokens/s")
+sixth.metric(
+    "Energy and carbon",
+    f"{fmt.count(est.energy_kwh)} kWh",
+    f"{fmt.count(est.co2e_kg, 1)} kg CO2e",
+    delta_color="off",
+)
+
+st.subheader("Breakdown")
+breakdown_table(
+    [
+        ("Training tokens", "examples × tokens per example × epochs", fmt.count(est.training_tokens)),
+        ("Total FLOPs", resolved.flops_rule, fmt.sci(est.total_flops, "FLOP")),
+        (
+            "Per GPU, after utilisation",
+            f"peak {est.peak_tflops:,.1f} TFLOP/s × MFU {est.mfu:.3f}",
+            fmt.sci(est.per_device_flops_per_s, "FLOP/s"),
+        ),
+        (
+            "Across the cluster",
+            f"per GPU × {resolved.scenario.n_gpus} GPUs",
+            fmt.sci(est.cluster_flops_per_s, "FLOP/s"),
+        ),
+        (
+            "Wall clock",
+            "FLOPs ÷ cluster rate, plus exposed communication and checkpoint I/O",
+            fmt.hours(est.wall_clock_h),
+        ),
+        ("GPU-hours", "wall clock × GPUs", fmt.count(est.device_hours, 1)),
+        ("Cost", est.price_basis, fmt.usd(est.cost_usd)),
+        ("Training throughput", "training tokens ÷ wall clock", f"{fmt.count(est.tokens_per_s)} tokens/s"),
+        ("Weights and optimizer state, total", resolved.state_rule, fmt.gib(est.model_state_gib_total)),
+        ("Per GPU, sharded evenly", "total ÷ GPUs", fmt.gib(est.model_state_gib_per_device)),
+        (
+            "Peak memory per GPU",
+            "all components at the peak phase (Memory page)",
+            fmt.gib(est.peak_gib_per_device),
+        ),
+        ("Fits the VRAM entered", f"peak against {est.vram_gib:,.2f} GiB", "yes" if est.fits_vram else "no"),
+    ]
+)
+unavailable_notes(est)
+assumptions(
+    [
+        "Compute follows the 6·N·T rule (two FLOPs forward, four backward, per parameter and token) plus the "
+        "attention term from the model's shape; an explicit FLOPs-per-parameter-per-token figure replaces both.",
+        "Utilisation (MFU) is the share of the datasheet peak the run achieves. Unless you enter one, it comes from "
+        "published measurements for this GPU generation, model size and method, and its spread gives the range.",
+        "Multi-GPU runs lose time to communication that computation does not hide, and pipelines to their bubble; "
+        "both are modelled on the Compute page and are approximate.",
+        "Memory is the per-GPU peak over the training step, not just weights and optimizer state: activations, "
+        "logits, framework overhead and allocator slack are what usually cause out-of-memory errors.",
+        "Not included: data preparation, evaluation runs, queueing, failed runs and hyperparameter search — use the "
+        "experiments multiplier on the Cost page for the last two.",
+    ]
+)

@@ -87,19 +87,21 @@ def data_parallel_comm_s(
     the node and a replica all-reduce of the 1/d_shard gradient shard crosses nodes.
     The DP group has stride tp·cp, so it spans tp·cp·d ranks.
     """
-    shard_ranks = np.where(hybrid_shard, np.minimum(dp, np.maximum(1, gpus_per_node // tp_cp)), dp)
-    replica_ranks = dp / shard_ranks
+    shard_ranks = np.where(hybrid_shard, np.clip(np.floor(gpus_per_node / tp_cp), 1, dp), dp)
     shard_link = group_link_gb_per_s(
         tp_cp * shard_ranks, gpus_per_node, intra_link_gb_per_s, inter_node_gb_per_s
     )
     full_link = group_link_gb_per_s(tp_cp * dp, gpus_per_node, intra_link_gb_per_s, inter_node_gb_per_s)
 
-    reduce_scatters = np.where(zero_stage >= 2, grad_accum, 1)
-    all_gathers = np.where(zero_stage >= 3, 2 * grad_accum, 1)
-    sharded_bytes = reduce_scatters * ring_all_gather_bytes(
-        shard_ranks, grad_payload_bytes
-    ) + all_gathers * ring_all_gather_bytes(shard_ranks, param_payload_bytes)
-    replica_bytes = reduce_scatters * ring_all_reduce_bytes(replica_ranks, grad_payload_bytes / shard_ranks)
+    reduce_scatters = np.where(zero_stage >= 2, grad_accum, 1.0)
+    all_gathers = np.where(zero_stage >= 3, 2.0 * grad_accum, 1.0)
+    sharded_bytes = ring_all_gather_bytes(
+        shard_ranks, reduce_scatters * grad_payload_bytes + all_gathers * param_payload_bytes
+    )
+    # Hybrid: each of the dp/shard replicas all-reduces its 1/shard gradient slice across nodes.
+    replica_bytes = ring_all_reduce_bytes(
+        dp / shard_ranks, reduce_scatters * grad_payload_bytes / shard_ranks
+    )
     sharded_s = seconds(sharded_bytes, shard_link) + seconds(replica_bytes, inter_node_gb_per_s)
     ddp_s = seconds(ring_all_reduce_bytes(dp, grad_payload_bytes), full_link)
     return as_number(np.where(zero_stage == 0, ddp_s, sharded_s))

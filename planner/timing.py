@@ -10,9 +10,11 @@ Two ways to turn FLOPs into time, chosen per row by the numeric flag `end_to_end
   share of peak the GPUs reach on the FLOPs they actually execute (hardware FLOPs, recomputation included)
   once exposed communication and the pipeline bubble are taken out. `scripts/derive_efficiency.py` takes
   them out of each published measurement with `compute_time_from_step_s`, the exact inverse of
-  `step_time_s`, using the same communication model and the planner's default overlap; the estimate puts
-  them back with `step_time_s`. Nothing is counted twice, and a slower network or a deeper pipeline makes
-  the estimate slower, which a single end-to-end MFU could not show.
+  `step_time_s`, using the same communication model at an overlap of 0.9
+  (`planner.compute_cases.CALIBRATION_OVERLAP_FRAC`, what the published FSDP and Megatron runs imply); the
+  estimate puts them back with `step_time_s`. Nothing is counted twice as long as the scenario's overlap
+  matches that figure, and a slower network or a deeper pipeline makes the estimate slower, which a single
+  end-to-end MFU could not show.
 
 Both ways report the achieved end-to-end MFU and HFU (`planner.compute.flops_utilisation`).
 """

@@ -32,62 +32,47 @@ def _flops_per_token(c: Columns) -> tuple[Any, Any]:
     frozen = c["method"] > 0
     formula = compute.model_flops_per_token(c["n_matmul_params"], attn, frozen, c["n_adapter_params"])
     model = compute.override_flops_per_token(formula, c["flops_per_param_token"], c["n_active_params"])
-    extra = compute.recompute_flops_per_token(
-        c["n_layer_matmul_params"], attn, c["recompute"] == 2, c["recompute"] == 1
+    layer_params = c["n_layer_matmul_params"] + c["n_adapter_params"] * frozen
+    hardware = compute.hardware_flops_per_token(
+        model, layer_params, attn, c["flash_attention"], c["recompute"] == 2, c["recompute"] == 1
     )
-    return model, model + extra
+    return model, hardware
 
 
-def _step_comm(c: Columns, m: Any) -> timing.StepComm:
-    """Communication per optimizer step for the layout (payloads: one model-parallel shard)."""
-    intra = comm.intra_node_link_gb_per_s(c["intra_node_gb_per_s"], c["pcie_gb_per_s"])
-    tp_cp = c["tp"] * c["cp"]
-    shard_params = c["n_params"] / (c["tp"] * c["pp"])
-    trainable = np.where(c["method"] > 0, c["n_adapter_params"] / (c["tp"] * c["pp"]), shard_params)
-    grad_bytes = trainable * np.maximum(c["grad_bytes"], 2.0)
-    param_bytes = shard_params * np.where(c["method"] > 0, 0.0, c["weight_bytes"])
-    dp_s = comm.data_parallel_comm_s(
-        c["dp"],
-        c["zero_stage"],
-        c["grad_accum"],
-        grad_bytes,
-        param_bytes,
-        tp_cp,
-        c["gpus_per_node"],
-        intra,
-        c["inter_node_gb_per_s"],
-        c["hybrid_shard"],
+def _step_comm(c: Columns) -> comm.StepComm:
+    """Communication per optimizer step for the layout (the same `layout_comm` the calibration uses)."""
+    frozen = c["method"] > 0
+    # Mixed precision reduces gradients in fp32 (PyTorch AMP, Composer, Megatron); pure recipes in their dtype.
+    grad_comm_bytes = np.where(c["master_bytes"] > 0, 4.0, c["grad_bytes"])
+    weight_comm_bytes = np.where(frozen, c["frozen_weight_bytes"], c["weight_bytes"])
+    step = comm.layout_comm(
+        n_params=c["n_params"],
+        n_trainable_params=np.where(frozen, c["n_adapter_params"], c["n_params"]),
+        n_layers=c["n_layers"],
+        hidden_size=c["hidden"],
+        kv_dim=c["n_kv_heads"] * c["head_dim"],
+        seq_len=c["seq_len"],
+        micro_batch=c["micro_batch"],
+        grad_accum=c["grad_accum"],
+        tp=c["tp"],
+        pp=c["pp"],
+        cp=c["cp"],
+        dp=c["dp"],
+        zero_stage=c["zero_stage"],
+        hybrid_shard=c["hybrid_shard"],
+        full_recompute=c["recompute"] == 2,
+        grad_comm_bytes=grad_comm_bytes,
+        weight_comm_bytes=weight_comm_bytes,
+        activation_bytes=c["activation_bytes"],
+        gpus_per_node=c["gpus_per_node"],
+        intra_node_gb_per_s=c["intra_node_gb_per_s"],
+        pcie_gb_per_s=c["pcie_gb_per_s"],
+        inter_node_gb_per_s=c["inter_node_gb_per_s"],
     )
-    tokens_mb = c["micro_batch"] * c["seq_len"] / c["cp"]
-    layers_per_stage = c["n_layers"] / c["pp"]
-    tp_link = comm.group_link_gb_per_s(c["tp"], c["gpus_per_node"], intra, c["inter_node_gb_per_s"])
-    tp_s = comm.tensor_parallel_comm_s(
-        c["tp"],
-        layers_per_stage,
-        tokens_mb,
-        c["hidden"],
-        c["activation_bytes"],
-        c["grad_accum"],
-        c["recompute"] == 2,
-        tp_link,
+    # Without a shape the in-pipeline (tensor, context, pipeline) traffic is unknown: left out, as for a bare count.
+    return comm.StepComm(
+        pipelined_s=np.where(c["has_shape"] > 0, step.pipelined_s, 0.0), data_parallel_s=step.data_parallel_s
     )
-    cp_link = comm.group_link_gb_per_s(tp_cp, c["gpus_per_node"], intra, c["inter_node_gb_per_s"])
-    cp_s = comm.context_parallel_comm_s(
-        c["cp"],
-        layers_per_stage,
-        tokens_mb,
-        c["n_kv_heads"] * c["head_dim"],
-        c["activation_bytes"],
-        c["grad_accum"],
-        cp_link,
-    )
-    pp_link = comm.group_link_gb_per_s(tp_cp * c["pp"], c["gpus_per_node"], intra, c["inter_node_gb_per_s"])
-    pp_s = comm.pipeline_p2p_comm_s(
-        c["pp"], tokens_mb, c["hidden"], c["activation_bytes"], c["tp"], c["grad_accum"], pp_link
-    )
-    shape_known = c["has_shape"] > 0
-    pipelined = np.where(shape_known, tp_s + cp_s + pp_s, 0.0)
-    return timing.StepComm(pipelined_s=pipelined + 0.0 * m, data_parallel_s=dp_s + 0.0 * m)
 
 
 def _run(
@@ -96,7 +81,7 @@ def _run(
     hw_fpt: Any,
     processed: Any,
     batch: Any,
-    step_comm: timing.StepComm,
+    step_comm: comm.StepComm,
     bubble: Any,
     utilisation: Any,
 ) -> timing.RunTime:
@@ -165,7 +150,7 @@ def evaluate(c: Columns) -> dict[str, Any]:
     processed = compute.processed_tokens(c["training_tokens"], padding)
     batch = compute.global_batch_tokens(c["micro_batch"], c["grad_accum"], c["dp"], c["seq_len"])
     model_fpt, hw_fpt = _flops_per_token(c)
-    step_comm = _step_comm(c, model_fpt)
+    step_comm = _step_comm(c)
     bubble = comm.pipeline_bubble_frac(c["pp"], c["grad_accum"])
     typical = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, c["utilisation"])
     slow = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, c["utilisation_low"])

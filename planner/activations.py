@@ -39,6 +39,15 @@ import numpy.typing as npt
 
 FloatOrArray = float | npt.NDArray[np.float64]
 
+
+def select(condition, if_true, if_false):
+    """np.where that skips the element-wise pass when the condition is one value (a sweep usually holds
+    most choices fixed); the result is the same either way."""
+    if np.ndim(condition) == 0:
+        return if_true if bool(condition) else if_false
+    return np.where(condition, if_true, if_false)
+
+
 SOFTMAX_STAT_BYTES = 4.0  # fp32 log-sum-exp per head per query row (FlashAttention's saved statistics)
 DROPOUT_MASK_BYTES = 1.0  # PyTorch stores dropout masks as bool/uint8 (Korthikanti §4.1)
 # Cross-entropy in fp32 peaks inside the log-softmax backward, which holds three fp32 [tokens, V] tensors:
@@ -79,7 +88,7 @@ def attention_score_bytes_per_token(seq_len, n_heads, element_bytes, tp, flash_a
     """
     eager = n_heads * seq_len * (element_bytes + dropout * (DROPOUT_MASK_BYTES + element_bytes))
     flash = n_heads * SOFTMAX_STAT_BYTES
-    return np.where(flash_attention, flash, eager) / tp
+    return select(flash_attention, flash, eager) / tp
 
 
 def layer_activation_bytes(
@@ -106,18 +115,18 @@ def layer_activation_bytes(
     """
     tokens = seq_len * micro_batch / cp
     replicated = layer_replicated_bytes_per_token(hidden, element_bytes, dropout)
-    replicated = replicated / np.where(sequence_parallel, tp, 1.0)
+    replicated = replicated / select(sequence_parallel, tp, 1.0)
     split = layer_split_bytes_per_token(
         n_heads, n_kv_heads, head_dim, ffn_hidden, n_mlp_matrices, element_bytes, tp
     )
     score = attention_score_bytes_per_token(seq_len, n_heads, element_bytes, tp, flash_attention, dropout)
-    score = np.where(np.asarray(recompute) == RECOMPUTE_SELECTIVE, 0.0, score)
+    score = select(np.asarray(recompute) == RECOMPUTE_SELECTIVE, 0.0, score)
     return tokens * (replicated + split + score)
 
 
 def layer_input_bytes(seq_len, micro_batch, hidden, element_bytes, tp=1.0, cp=1.0, sequence_parallel=0.0):
     """What full recompute keeps per layer: its input, s·b·h·e/cp, ÷t with SP (Korthikanti §5: 2·s·b·h)."""
-    return seq_len * micro_batch / cp * hidden * element_bytes / np.where(sequence_parallel, tp, 1.0)
+    return seq_len * micro_batch / cp * hidden * element_bytes / select(sequence_parallel, tp, 1.0)
 
 
 def op_selective_layer_bytes(
@@ -142,11 +151,11 @@ def op_selective_layer_bytes(
     (h each) and the layer input split only with sequence parallelism.
     """
     tokens = seq_len * micro_batch / cp
-    row_parallel = hidden * (1.0 + 2.0 * OP_SAVED_MATMUL_FRAC) / np.where(sequence_parallel, tp, 1.0)
+    row_parallel = hidden * (1.0 + 2.0 * OP_SAVED_MATMUL_FRAC) / select(sequence_parallel, tp, 1.0)
     kv_heads = np.maximum(n_kv_heads, tp)
     column_parallel = (n_heads + kv_heads + kv_heads) * head_dim + (n_mlp_matrices - 1.0) * ffn_hidden
     split = (n_heads * head_dim + OP_SAVED_MATMUL_FRAC * column_parallel) / tp
-    stats = np.where(flash_attention, n_heads * SOFTMAX_STAT_BYTES / tp, 0.0)
+    stats = select(flash_attention, n_heads * SOFTMAX_STAT_BYTES / tp, 0.0)
     return tokens * (element_bytes * (row_parallel + split) + stats)
 
 
@@ -159,7 +168,7 @@ def stack_activation_bytes(n_layers_held, kept_per_layer, working_bytes, offload
     Returns (gpu_bytes, host_bytes).
     """
     kept = n_layers_held * kept_per_layer
-    on_gpu = np.where(offload, np.minimum(kept, 2.0 * kept_per_layer), kept)
+    on_gpu = select(offload, np.minimum(kept, 2.0 * kept_per_layer), kept)
     return on_gpu + working_bytes, kept - on_gpu
 
 
@@ -174,7 +183,7 @@ def loss_bytes_per_logit(element_bytes, fused_cross_entropy=0.0):
     """
     standard = element_bytes + LOSS_FP32_BUFFERS * FP32_BYTES
     fused = element_bytes * (1.0 + 1.0 / CE_CHUNKS)
-    return np.where(fused_cross_entropy, fused, standard)
+    return select(fused_cross_entropy, fused, standard)
 
 
 def logits_bytes(seq_len, micro_batch, vocab, hidden, element_bytes, tp=1.0, cp=1.0, fused_cross_entropy=0.0):

@@ -23,15 +23,23 @@ from planner.activations import (
     RECOMPUTE_FULL,
     RECOMPUTE_NONE,
     RECOMPUTE_OP,
+    RECOMPUTE_SELECTIVE,
     FloatOrArray,
     layer_activation_bytes,
     layer_input_bytes,
     logits_bytes,
     op_selective_layer_bytes,
+    select,
     stack_activation_bytes,
 )
 from planner.memory_inputs import GIB, MemoryBreakdown, MemoryInputs
-from planner.model_states import model_state_bytes, stage_model_states, zero_shard_degree
+from planner.model_states import (
+    layer_parameters,
+    model_state_bytes,
+    stage_model_states,
+    state_factors,
+    zero_shard_degree,
+)
 
 __all__ = [
     "GIB",
@@ -45,15 +53,12 @@ __all__ = [
 ]
 
 
-def stage_activations(p: MemoryInputs, first_stage: bool, has_head) -> dict[str, FloatOrArray]:
-    """Activations (on the GPU and offloaded to the host) and logits on one GPU of a pipeline stage.
+def layer_activations(p: MemoryInputs) -> dict[str, FloatOrArray]:
+    """Per-layer kept bytes, the working set of a layer being rebuilt, and logits, for one micro-batch.
 
-    Under 1F1B the first stage holds min(micro-batches, pp) micro-batches of its n_layers/pp layers
-    (Korthikanti et al. 2022 §4.2.3: the first stage stores n_layers layers' worth); the last stage one.
     Full and op-level recompute keep `layer_input_bytes` or `op_selective_layer_bytes` per layer plus one
     layer's working set while it is rebuilt; none/selective keep `layer_activation_bytes` per layer.
     """
-    in_flight = np.minimum(p.grad_accum, p.pp) if first_stage else 1.0
     shape = (
         p.hidden,
         p.n_heads,
@@ -64,25 +69,41 @@ def stage_activations(p: MemoryInputs, first_stage: bool, has_head) -> dict[str,
         p.activation_bytes,
     )
     split = (p.tp, p.cp, p.sequence_parallel, p.flash_attention)
-    stored = layer_activation_bytes(p.seq_len, p.micro_batch, *shape, *split, p.recompute, p.dropout)
+    code = np.asarray(p.recompute)
     working = layer_activation_bytes(p.seq_len, p.micro_batch, *shape, *split, RECOMPUTE_NONE, p.dropout)
+    stored = select(
+        code == RECOMPUTE_SELECTIVE,
+        layer_activation_bytes(p.seq_len, p.micro_batch, *shape, *split, RECOMPUTE_SELECTIVE, p.dropout),
+        working,
+    )
     layer_input = layer_input_bytes(
         p.seq_len, p.micro_batch, p.hidden, p.activation_bytes, p.tp, p.cp, p.sequence_parallel
     )
     op_kept = op_selective_layer_bytes(p.seq_len, p.micro_batch, *shape, *split)
-    code = np.asarray(p.recompute)
-    kept = np.where(code == RECOMPUTE_FULL, layer_input, np.where(code == RECOMPUTE_OP, op_kept, stored))
+    kept = select(code == RECOMPUTE_FULL, layer_input, select(code == RECOMPUTE_OP, op_kept, stored))
     rebuilds = (code == RECOMPUTE_FULL) | (code == RECOMPUTE_OP)
-    on_gpu, on_host = stack_activation_bytes(
-        p.n_layers / p.pp * in_flight, kept, np.where(rebuilds, working, 0.0), p.offload_activations
-    )
-    logits = has_head * logits_bytes(
+    logits = logits_bytes(
         p.seq_len, p.micro_batch, p.vocab, p.hidden, p.activation_bytes, p.tp, p.cp, p.fused_cross_entropy
     )
-    return {"activations": on_gpu, "activations_host": on_host, "logits": logits}
+    return {"kept": kept, "working": select(rebuilds, working, 0.0), "logits": logits}
 
 
-def _stage_terms(p: MemoryInputs, first_stage: bool) -> dict[str, FloatOrArray]:
+def stage_activations(p: MemoryInputs, first_stage: bool, has_head, layer=None) -> dict[str, FloatOrArray]:
+    """Activations (on the GPU and offloaded to the host) and logits on one GPU of a pipeline stage.
+
+    Under 1F1B the first stage holds min(micro-batches, pp) micro-batches of its n_layers/pp layers
+    (Korthikanti et al. 2022 §4.2.3: the first stage stores n_layers layers' worth); the last stage one.
+    `layer` is `layer_activations(p)`, computed once for all stages.
+    """
+    layer = layer_activations(p) if layer is None else layer
+    in_flight = np.minimum(p.grad_accum, p.pp) if first_stage else 1.0
+    on_gpu, on_host = stack_activation_bytes(
+        p.n_layers / p.pp * in_flight, layer["kept"], layer["working"], p.offload_activations
+    )
+    return {"activations": on_gpu, "activations_host": on_host, "logits": has_head * layer["logits"]}
+
+
+def _stage_terms(p: MemoryInputs, first_stage: bool, shared: dict) -> dict[str, FloatOrArray]:
     """Every component on one GPU of the first or the last pipeline stage.
 
     Offloading moves the optimizer states and master copy (optimizer offload) or the weights and gradients
@@ -90,24 +111,33 @@ def _stage_terms(p: MemoryInputs, first_stage: bool) -> dict[str, FloatOrArray]:
     gathered working copies stay on the GPU.
     """
     single = np.asarray(p.pp) == 1
-    has_embedding = np.where(single, 1.0, float(first_stage))
-    has_head = np.where(single, 1.0, float(not first_stage))
-    states = stage_model_states(p, has_embedding, has_head)
-    acts = stage_activations(p, first_stage, has_head)
+    has_embedding = select(single, 1.0, float(first_stage))
+    has_head = select(single, 1.0, float(not first_stage))
+    states = stage_model_states(p, has_embedding, has_head, shared["layer"], shared["factors"])
+    acts = stage_activations(p, first_stage, has_head, shared["activations"])
     offload_opt, offload_par = np.asarray(p.offload_optimizer) > 0, np.asarray(p.offload_params) > 0
-    host = np.where(offload_opt, states["optimizer"] + states["master"], 0.0)
-    host = host + np.where(offload_par, states["weights"] + states["grads"], 0.0) + acts["activations_host"]
+    host = select(offload_opt, states["optimizer"] + states["master"], 0.0)
+    host = host + select(offload_par, states["weights"] + states["grads"], 0.0) + acts["activations_host"]
     return {
-        "weights": np.where(offload_par, 0.0, states["weights"]),
-        "grads": np.where(offload_par, 0.0, states["grads"]),
-        "optimizer": np.where(offload_opt, 0.0, states["optimizer"]),
-        "master": np.where(offload_opt, 0.0, states["master"]),
+        "weights": select(offload_par, 0.0, states["weights"]),
+        "grads": select(offload_par, 0.0, states["grads"]),
+        "optimizer": select(offload_opt, 0.0, states["optimizer"]),
+        "master": select(offload_opt, 0.0, states["master"]),
         "prefetch": states["prefetch"],
-        "step_temp": np.where(offload_opt, 0.0, states["step_temp"]),
+        "step_temp": select(offload_opt, 0.0, states["step_temp"]),
         "activations": acts["activations"],
         "logits": acts["logits"],
         "host": host,
     }
+
+
+def _both_stages(p: MemoryInputs):
+    """(first, last) stage terms, sharing the stage-independent work."""
+    shared = {"layer": layer_parameters(p), "factors": state_factors(p), "activations": layer_activations(p)}
+    first = _stage_terms(p, True, shared)
+    if np.ndim(p.pp) == 0 and float(p.pp) == 1:  # one stage holds everything: skip the identical twin
+        return first, first
+    return first, _stage_terms(p, False, shared)
 
 
 def _keeps_gradients(p: MemoryInputs):
@@ -119,22 +149,26 @@ def _phases(p: MemoryInputs, t: dict[str, FloatOrArray]):
     """(forward/backward, optimizer step) allocated bytes of one stage (module docstring)."""
     states = t["weights"] + t["optimizer"] + t["master"]
     transient = t["activations"] + t["logits"]
-    live = np.where(_keeps_gradients(p), t["grads"] + transient, np.maximum(transient, t["grads"]))
+    live = select(_keeps_gradients(p), t["grads"] + transient, np.maximum(transient, t["grads"]))
     return states + t["prefetch"] + live, states + t["grads"] + t["step_temp"]
 
 
 def memory_per_gpu(p: MemoryInputs) -> MemoryBreakdown:
     """Peak memory of one GPU for a training step, by component (formulas in the module docstrings)."""
-    first, last = _stage_terms(p, first_stage=True), _stage_terms(p, first_stage=False)
+    first, last = _both_stages(p)
     (first_fb, first_step), (last_fb, last_step) = _phases(p, first), _phases(p, last)
     first_peak, last_peak = np.maximum(first_fb, first_step), np.maximum(last_fb, last_step)
     is_last = last_peak > first_peak
-    terms = {key: np.where(is_last, last[key], first[key]) for key in first}
+    terms = {
+        key: select(is_last, last[key], first[key]) if last is not first else first[key] for key in first
+    }
     allocated = np.maximum(first_peak, last_peak)
-    phase = np.where(is_last, last_step > last_fb, first_step > first_fb)
+    phase = select(is_last, last_step > last_fb, first_step > first_fb)
     fragmentation = p.fragmentation_frac * allocated
     reserved = allocated + fragmentation
     overhead = p.overhead_bytes + 0.0 * allocated
+    shape = np.shape(allocated)
+    terms = {key: np.broadcast_to(value, shape) for key, value in terms.items()}
     return MemoryBreakdown(
         weights_bytes=terms["weights"],
         gradients_bytes=terms["grads"],
@@ -149,8 +183,8 @@ def memory_per_gpu(p: MemoryInputs) -> MemoryBreakdown:
         allocated_peak_bytes=allocated,
         reserved_peak_bytes=reserved,
         peak_bytes=reserved + overhead,
-        peak_phase=phase.astype(float),
-        pp_stage=is_last.astype(float),
+        peak_phase=np.broadcast_to(phase, shape).astype(float),
+        pp_stage=np.broadcast_to(is_last, shape).astype(float),
         host_offload_bytes=terms["host"],
     )
 
@@ -166,12 +200,11 @@ def max_micro_batch(p: MemoryInputs, vram_bytes) -> FloatOrArray:
     budget = (vram_bytes - p.overhead_bytes) / (1.0 + p.fragmentation_frac)
     one = replace(p, micro_batch=1.0)
     best: FloatOrArray = np.inf
-    for first_stage in (True, False):
-        t = _stage_terms(one, first_stage)
+    for t in _both_stages(one):
         states = t["weights"] + t["optimizer"] + t["master"]
-        fixed = states + t["prefetch"] + np.where(_keeps_gradients(p), t["grads"], 0.0)
+        fixed = states + t["prefetch"] + select(_keeps_gradients(p), t["grads"], 0.0)
         per_sequence = t["activations"] + t["logits"]
         largest = np.floor((budget - fixed) / per_sequence)
         fits_without_b = states + t["grads"] + np.maximum(t["prefetch"], t["step_temp"]) <= budget
-        best = np.minimum(best, np.where(fits_without_b, np.maximum(largest, 0.0), 0.0))
+        best = np.minimum(best, select(fits_without_b, np.maximum(largest, 0.0), 0.0))
     return best

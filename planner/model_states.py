@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner.activations import FloatOrArray
+from planner.activations import FloatOrArray, select
 from planner.memory_inputs import MemoryInputs
 
 FP32_BYTES = 4.0
@@ -32,7 +32,7 @@ def zero_shard_degree(dp, hybrid_shard=0.0, gpus_per_node=8.0, tp=1.0, pp=1.0, c
     """
     replicas = dp * cp
     in_node = np.maximum(np.floor(gpus_per_node / (tp * pp)), 1.0)
-    return np.where(hybrid_shard, np.minimum(replicas, in_node), replicas)
+    return select(hybrid_shard, np.minimum(replicas, in_node), replicas)
 
 
 def model_state_bytes(n_params, bytes_per_param):
@@ -53,67 +53,99 @@ def override_scale(p: MemoryInputs):
     frozen = frozen + np.where(full, 0.0, edge) * p.frozen_other_weight_bytes
     recipe_bytes = trainable * (p.weight_bytes + p.grad_bytes + p.master_bytes + p.optimizer_bytes) + frozen
     wanted = np.nan_to_num(p.bytes_per_param) * p.n_params
-    return np.where(np.isfinite(p.bytes_per_param), wanted / np.maximum(recipe_bytes, 1.0), 1.0)
+    return select(np.isfinite(p.bytes_per_param), wanted / np.maximum(recipe_bytes, 1.0), 1.0)
 
 
-def stage_parameters(p: MemoryInputs, has_embedding, has_head) -> dict[str, FloatOrArray]:
-    """Parameters and unsharded weight bytes on one tensor-parallel rank of a pipeline stage.
-
-    Keys: `trainable` (stage), `weight_bytes` (stage, before ZeRO-3), `unit_weight_bytes` and
-    `unit_trainable` for the largest unit ZeRO-3 gathers at once: a layer, or the embedding/head when larger.
-    """
+def layer_parameters(p: MemoryInputs) -> dict[str, FloatOrArray]:
+    """Per-layer parameters on one tensor-parallel rank: trainable count and weight bytes, and the bytes per
+    parameter of the (frozen or trainable) embedding and head."""
     full = np.asarray(p.method) == 0
     layer = (p.n_params - p.n_embedding_params - p.n_head_params) / (p.n_layers * p.tp)
-    layer_trainable = np.where(full, layer, p.n_adapter_params / (p.n_layers * p.tp))
-    layer_weight_bytes = layer_trainable * p.weight_bytes + np.where(full, 0.0, layer) * p.frozen_weight_bytes
-    edge_bytes_per_param = np.where(full, p.weight_bytes, p.frozen_other_weight_bytes)
-    edge = (p.n_embedding_params * has_embedding + p.n_head_params * has_head) / p.tp
-    largest_edge = np.maximum(p.n_embedding_params * has_embedding, p.n_head_params * has_head) / p.tp
-    layers = p.n_layers / p.pp
+    trainable = select(full, layer, p.n_adapter_params / (p.n_layers * p.tp))
+    frozen_bytes = select(full, 0.0, layer * p.frozen_weight_bytes)
     return {
-        "trainable": layers * layer_trainable + np.where(full, edge, 0.0),
-        "weight_bytes": layers * layer_weight_bytes + edge * edge_bytes_per_param,
-        "unit_weight_bytes": np.maximum(layer_weight_bytes, largest_edge * edge_bytes_per_param),
-        "unit_trainable": np.maximum(layer_trainable, np.where(full, largest_edge, 0.0)),
+        "full": full,
+        "trainable": trainable,
+        "weight_bytes": trainable * p.weight_bytes + frozen_bytes,
+        "edge_bytes_per_param": select(full, p.weight_bytes, p.frozen_other_weight_bytes),
     }
 
 
-def stage_model_states(p: MemoryInputs, has_embedding, has_head) -> dict[str, FloatOrArray]:
-    """Weights, gradients, optimizer, master and gathered (prefetch) bytes on one GPU of a stage.
+def stage_parameters(p: MemoryInputs, layer: dict, has_embedding, has_head) -> dict[str, FloatOrArray]:
+    """Parameters and unsharded weight bytes on one tensor-parallel rank of a pipeline stage.
+
+    `layer` is `layer_parameters(p)`. Keys: `trainable`, `weight_bytes` (before ZeRO-3), and for the
+    largest unit ZeRO-3 gathers at once (a layer, or the embedding/head when larger) `unit_weight_bytes`
+    and `unit_trainable`.
+    """
+    embedding, head = p.n_embedding_params * has_embedding / p.tp, p.n_head_params * has_head / p.tp
+    largest_edge = np.maximum(embedding, head)
+    layers = p.n_layers / p.pp
+    return {
+        "trainable": layers * layer["trainable"] + select(layer["full"], embedding + head, 0.0),
+        "weight_bytes": layers * layer["weight_bytes"] + (embedding + head) * layer["edge_bytes_per_param"],
+        "unit_weight_bytes": np.maximum(layer["weight_bytes"], largest_edge * layer["edge_bytes_per_param"]),
+        "unit_trainable": np.maximum(layer["trainable"], select(layer["full"], largest_edge, 0.0)),
+    }
+
+
+def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
+    """Stage-independent factors: bytes per stage parameter of each component after ZeRO sharding.
 
     ZeRO-3 gathers `GATHERED_UNITS` units plus one unit's gradients (when there is something to gather:
     more than one shard, or parameters offloaded). With pipeline parallelism every micro-batch passes
     through the stage, so ZeRO-3 keeps the whole stage gathered and gradients wait unsharded for the last
     micro-batch (torchtitan disables reshard_after_forward under PP; DeepSpeed refuses ZeRO-2/3 with its
-    pipeline engine), accumulating in fp32 under mixed precision (FSDP2's fp32 reduce dtype, Megatron's
-    main_grad). Optimizer-in-backward holds one unit's gradients at a time.
+    pipeline engine); the gathered stage includes the rank's own shard, so ZeRO-3 never exceeds ZeRO-2.
+    Gradients summed over several micro-batches are kept in fp32 under mixed precision (FSDP2's fp32
+    reduce dtype, Megatron's fp32 main_grad, DeepSpeed's fp32 accumulation for bf16).
 
     `step_temp`: during the optimizer step a mixed-precision recipe reads an fp32 copy of its (sharded)
     gradients, 4 B per trainable parameter over the optimizer shards (DeepSpeed's fp32 gradient partition,
     the difference between its 2 + 18/N ZeRO-2 estimate and the ZeRO paper's 2 + 16/N; peers.md §3.4).
     """
-    params = stage_parameters(p, has_embedding, has_head)
     scale = override_scale(p)
     shard = zero_shard_degree(p.dp, p.hybrid_shard, p.gpus_per_node, p.tp, p.pp, p.cp)
     stage = np.asarray(p.zero_stage)
     piped = np.asarray(p.pp) > 1
-    weights = scale * params["weight_bytes"]
-    unit_grads = scale * params["unit_trainable"] * p.grad_bytes
-    held_grad_bytes = np.where(p.master_bytes > 0, FP32_BYTES, p.grad_bytes)
-    grads = np.where(
-        piped & (stage >= 2),
-        scale * params["trainable"] * held_grad_bytes,
-        scale * params["trainable"] * p.grad_bytes / np.where(stage >= 2, shard, 1.0),
-    )
+    has_master = np.asarray(p.master_bytes) > 0
+    accumulates = piped | (np.asarray(p.grad_accum) > 1)
+    grad_bytes = select(accumulates & has_master, FP32_BYTES, p.grad_bytes)
     gathers = (stage >= 3) & ((shard > 1) | (np.asarray(p.offload_params) > 0))
-    gathered = np.where(piped, weights, GATHERED_UNITS * scale * params["unit_weight_bytes"] + unit_grads)
-    optimizer_shard = np.where(stage >= 1, shard, 1.0)
-    step_temp = np.where(p.master_bytes > 0, FP32_BYTES, 0.0) * scale * params["trainable"] / optimizer_shard
+    optimizer_shard = select(stage >= 1, shard, 1.0)
     return {
-        "weights": weights / np.where(stage >= 3, shard, 1.0),
-        "grads": np.where(p.optimizer_in_backward, unit_grads, grads),
-        "optimizer": scale * params["trainable"] * p.optimizer_bytes / optimizer_shard,
-        "master": scale * params["trainable"] * p.master_bytes / optimizer_shard,
-        "prefetch": np.where(gathers, gathered, 0.0),
-        "step_temp": np.where(p.optimizer_in_backward, 0.0, step_temp),
+        "scale": scale,
+        "weights": scale * select(gathers & piped, 0.0, 1.0 / select(stage >= 3, shard, 1.0)),
+        "grads": scale * grad_bytes / select((stage >= 2) & ~piped, shard, 1.0),
+        "unit_grads": scale * p.grad_bytes,
+        "optimizer": scale * p.optimizer_bytes / optimizer_shard,
+        "master": scale * p.master_bytes / optimizer_shard,
+        "step_temp": scale * select(has_master, FP32_BYTES, 0.0) / optimizer_shard,
+        "gathers": gathers,
+        "piped": piped,
+    }
+
+
+def stage_model_states(p: MemoryInputs, has_embedding, has_head, layer=None, factors=None):
+    """Weights, gradients, optimizer, master, gathered (prefetch) and optimizer-step temporary bytes on one
+    GPU of a stage (rules in `state_factors`); optimizer-in-backward holds one unit's gradients at a time.
+
+    `layer` and `factors` (from `layer_parameters` and `state_factors`) may be passed in when several
+    stages of the same inputs are evaluated.
+    """
+    layer = layer_parameters(p) if layer is None else layer
+    f = state_factors(p) if factors is None else factors
+    params = stage_parameters(p, layer, has_embedding, has_head)
+    trainable = params["trainable"]
+    unit_grads = f["unit_grads"] * params["unit_trainable"]
+    layers_gathered = GATHERED_UNITS * f["scale"] * params["unit_weight_bytes"] + unit_grads
+    gathered = select(f["piped"], f["scale"] * params["weight_bytes"], layers_gathered)
+    in_backward = np.asarray(p.optimizer_in_backward) > 0
+    return {
+        "weights": f["weights"] * params["weight_bytes"],
+        "grads": select(in_backward, unit_grads, f["grads"] * trainable),
+        "optimizer": f["optimizer"] * trainable,
+        "master": f["master"] * trainable,
+        "prefetch": select(f["gathers"], gathered, 0.0),
+        "step_temp": select(in_backward, 0.0, f["step_temp"] * trainable),
     }

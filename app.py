@@ -6,6 +6,7 @@ import streamlit as st
 
 from ui.sidebar import render_sidebar
 from ui.state import init_state, show_notices, sync_query_params
+from ui.team_data import render_data_uploads
 
 st.set_page_config(page_title="Training Run Planner", page_icon=":material/model_training:", layout="wide")
 init_state()
@@ -18,11 +19,17 @@ PAGES = {
         st.Page("app_pages/cost.py", title="Cost", icon=":material/payments:"),
         st.Page("app_pages/energy.py", title="Energy", icon=":material/bolt:"),
     ],
+    "Decide": [
+        st.Page("app_pages/compare.py", title="Compare GPUs", icon=":material/compare:"),
+        st.Page("app_pages/scenarios.py", title="Scenarios", icon=":material/bookmarks:"),
+    ],
+    "About": [st.Page("app_pages/methods.py", title="Methods & data", icon=":material/menu_book:")],
 }
 
 navigation = st.navigation(PAGES)
 with st.sidebar:
     render_sidebar()
+    render_data_uploads()
 # Rejected inputs are reported at the top of the page; the area is filled last so that messages queued by
 # widget callbacks and by the page itself during this run all appear.
 notice_area = st.container()

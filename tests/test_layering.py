@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 PLANNER = Path(__file__).resolve().parents[1] / "planner"
-CLI_MODULES = {"cli.py", "cli_more.py", "__main__.py"}
+CLI_MODULES = {"__main__.py"}  # and every cli*.py: the command-line front end prints by design
 
 
 def _imports(path: Path) -> set[str]:
@@ -28,7 +28,7 @@ def test_planner_never_imports_streamlit_or_altair():
 def test_planner_never_prints_outside_the_cli():
     offenders = set()
     for path in PLANNER.glob("*.py"):
-        if path.name in CLI_MODULES:
+        if path.name in CLI_MODULES or path.name.startswith("cli"):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":

@@ -1,28 +1,231 @@
-"""Catalogues loaded once per process and shared read-only by every session (never mutated)."""
+"""The catalogues a session sees: bundled data, the team's folder merged over it, then this session's uploads.
+
+A team points `PLANNER_DATA_DIR` at a folder of CSV files in the formats of `data/` (data/README.md, "A team's
+own data"); a user can also upload a GPU file or a price snapshot for their own browser session
+(`ui.team_data`). Pages call `catalogs()` several times per rerun, so its usual path is a few dictionary
+look-ups: the team folder is looked at (file sizes and modification times) at most every `RECHECK_S`
+seconds, so a team adding a quote snapshot shows up without a restart; loads are memoised by those file
+stamps, and a session's merged view by the SHA-256 of its uploads. A broken team file never breaks the app:
+the bundled data is used alone and `team_data().error` names the file, row and column.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import date
 from pathlib import Path
 
+import polars as pl
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from planner.catalog import Catalogs, load_catalogs
+from planner.catalog import CatalogError, Catalogs, load_catalogs, load_gpus_csv, load_prices_csv
+from planner.catalog_lookup import gpu_name_keys, normalise_name
+from planner.catalog_read import ROW_COL, Problem, read_table
+from planner.catalog_schema import GPUS, GRID, PRICING, PUE, STORAGE
 from planner.models import load_model_presets, preset_names
+from planner.resolve import default_catalogs
 
 OVERLAY_ENV = "PLANNER_DATA_DIR"
+UPLOAD = (
+    "upload"  # the `origin` of rows from a session upload ("bundled" and "team" come from planner.catalog)
+)
+RECHECK_S = 5.0  # the team folder may look this stale; re-stating a handful of files costs well under 1 ms
+TEAM_FILES = tuple(spec.file_name for spec in (GPUS, GRID, PRICING, PUE, STORAGE))
+UPLOADS_KEY = "team_data.uploads"  # session_state: {"gpus"|"prices": Upload}; no widget uses the key
+MERGE_ERROR_KEY = "team_data.merge_error"
+# The snapshot ids planner.catalog accepts: a date, optionally "-suffix".
+_SNAPSHOT_ID = re.compile(r"^\d{4}-\d{2}-\d{2}([_-][A-Za-z0-9_-]+)?$")
+_MAX_MERGED = 32  # merged views kept in memory (each is a few hundred kB)
 
 
-@st.cache_resource(show_spinner=False)
-def _catalogs(overlay: str) -> Catalogs:
-    # cache_resource hands every session the same frozen object; polars frames are immutable in our use.
-    return load_catalogs(overlay_dir=Path(overlay) if overlay else None)
+@dataclass(frozen=True)
+class TeamData:
+    """Bundled + team catalogues, and what the team folder held or why it was ignored."""
+
+    catalogs: Catalogs
+    folder: str  # PLANNER_DATA_DIR as given; "" when unset
+    files: tuple[str, ...]  # team files read, relative to the folder
+    ignored: tuple[str, ...]  # CSV files in the folder that no catalogue reads (a typo in a name?)
+    error: str | None  # why the team folder is not in use; the bundled data is then used alone
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One uploaded CSV kept in a browser session: its bytes, so it can be merged again over changed team data."""
+
+    kind: str  # "gpus" or "prices"
+    file_name: str
+    sha256: str
+    data: bytes
+
+
+_lock = threading.Lock()
+_stamps: dict[str, tuple[float, tuple]] = {}  # folder -> (when looked at, file stamps)
+_team: dict[tuple, TeamData] = {}  # (folder, stamps) -> loaded
+_merged: OrderedDict[tuple, Catalogs | str] = OrderedDict()  # (team key, upload hashes) -> merged, or why not
 
 
 def catalogs() -> Catalogs:
-    return _catalogs(os.environ.get(OVERLAY_ENV, ""))
+    """The catalogues this session sees: bundled, the team folder over them, then the session's uploads."""
+    team, key = _team_data_and_key()
+    uploads = session_uploads()
+    if not uploads:
+        return team.catalogs
+    merged_key = (key, tuple(sorted((kind, u.sha256) for kind, u in uploads.items())))
+    merged = _merged.get(merged_key)
+    if merged is None:
+        try:
+            merged = merge_uploads(team.catalogs, uploads)
+        except CatalogError as err:  # the team data changed under an upload: keep working without it
+            merged = str(err)
+        with _lock:
+            _merged[merged_key] = merged
+            while len(_merged) > _MAX_MERGED:
+                _merged.popitem(last=False)
+    if isinstance(merged, str):
+        st.session_state[MERGE_ERROR_KEY] = merged
+        return team.catalogs
+    return merged
+
+
+def team_data() -> TeamData:
+    return _team_data_and_key()[0]
+
+
+def session_uploads() -> dict[str, Upload]:
+    """This browser session's uploads; empty outside a Streamlit run (the CLI, plain tests)."""
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return {}
+    return st.session_state.get(UPLOADS_KEY) or {}
+
+
+def clear_data_cache() -> None:
+    """Forget every loaded and merged catalogue (tests; an operator who replaced files in place)."""
+    with _lock:
+        _stamps.clear()
+        _team.clear()
+        _merged.clear()
 
 
 @st.cache_resource(show_spinner=False)
 def model_names() -> list[str]:
     return preset_names(load_model_presets())
+
+
+# --- the team folder -----------------------------------------------------------------------------------
+
+
+def _team_data_and_key() -> tuple[TeamData, tuple]:
+    folder = os.environ.get(OVERLAY_ENV, "").strip()
+    key = (folder, _folder_stamps(folder))
+    loaded = _team.get(key)
+    if loaded is None:
+        loaded = _load_team(folder)
+        with _lock:
+            _team.clear()  # only the current state of the folder is worth keeping
+            _team[key] = loaded
+    return loaded, key
+
+
+def _folder_stamps(folder: str) -> tuple:
+    if not folder:
+        return ()
+    now = time.monotonic()
+    seen = _stamps.get(folder)
+    if seen is not None and now - seen[0] < RECHECK_S:
+        return seen[1]
+    stamps = _stat_files(Path(folder))
+    with _lock:
+        _stamps[folder] = (now, stamps)
+    return stamps
+
+
+def _stat_files(folder: Path) -> tuple:
+    """(name, size, mtime) of every CSV the overlay may read: a change in any of them means a reload."""
+    paths = [*folder.glob("*.csv"), *folder.glob("prices/*.csv")]
+    stamps = []
+    for path in sorted(paths):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        stamps.append((str(path.relative_to(folder)), stat.st_size, stat.st_mtime_ns))
+    return tuple(stamps)
+
+
+def _load_team(folder: str) -> TeamData:
+    bundled = default_catalogs()
+    if not folder:
+        return TeamData(bundled, "", (), (), None)
+    path = Path(folder)
+    if not path.is_dir():
+        error = f"{OVERLAY_ENV}={folder}: no such folder"
+        return TeamData(bundled, folder, (), (), error)
+    files = tuple(name for name, _, _ in _stat_files(path) if name in TEAM_FILES or name.startswith("prices"))
+    ignored = tuple(p.name for p in sorted(path.glob("*.csv")) if p.name not in TEAM_FILES)
+    try:
+        return TeamData(load_catalogs(overlay_dir=path), folder, files, ignored, None)
+    except CatalogError as err:
+        return TeamData(bundled, folder, files, ignored, str(err))
+
+
+# --- session uploads -------------------------------------------------------------------------------------
+
+
+def merge_uploads(base: Catalogs, uploads: Mapping[str, Upload]) -> Catalogs:
+    """`base` with an uploaded GPU file and/or price snapshot merged over it (rows tagged origin "upload").
+
+    Same rules as the team folder: an uploaded GPU replaces the one with the same name and new GPUs are
+    added; an uploaded price replaces the same GPU in the same snapshot. Raises CatalogError naming the
+    uploaded file, row and column.
+    """
+    gpus = base.gpus
+    if "gpus" in uploads:
+        gpus = _merge_gpus(gpus, uploads["gpus"])
+    prices = base.prices
+    if "prices" in uploads:
+        upload = uploads["prices"]
+        label = f"uploaded {upload.file_name}"
+        team = load_prices_csv(upload.data, upload_snapshot_id(upload.file_name), UPLOAD, gpus, label)
+        replaced = (team["snapshot"] + "|" + team["gpu"]).to_list()
+        kept = prices.filter(~(pl.col("snapshot") + "|" + pl.col("gpu")).is_in(replaced))
+        prices = pl.concat([kept, team], how="vertical_relaxed").sort("snapshot", "gpu")
+    return replace(base, gpus=gpus, prices=prices)
+
+
+def upload_snapshot_id(file_name: str) -> str:
+    """A price upload's snapshot: its file name when that is a snapshot id (2026-12-01.csv, 2026-12-01-acme.csv),
+    otherwise today's date with "-upload", so a quote without a dated name is the newest snapshot."""
+    stem = Path(file_name).stem.strip()
+    if len(stem) <= 40 and _SNAPSHOT_ID.match(stem):
+        return stem
+    return f"{date.today().isoformat()}-upload"
+
+
+def _merge_gpus(base: pl.DataFrame, upload: Upload) -> pl.DataFrame:
+    label = f"uploaded {upload.file_name}"
+    frame = load_gpus_csv(upload.data, UPLOAD, label)
+    replaced = {normalise_name(name) for name in frame["name"].to_list()}
+    kept = base.filter(pl.Series([normalise_name(n) not in replaced for n in base["name"].to_list()]))
+    _check_name_clashes(kept, frame, read_table(upload.data, GPUS, label)[ROW_COL].to_list(), label)
+    return pl.concat([kept, frame], how="vertical_relaxed")
+
+
+def _check_name_clashes(kept: pl.DataFrame, upload: pl.DataFrame, rows: list[int], label: str) -> None:
+    """An uploaded name or alias may not already name another GPU ("h100" on a new row would hijack lookups)."""
+    owners = gpu_name_keys(kept)
+    problems = []
+    for (name, aliases), row in zip(upload.select("name", "aliases").iter_rows(), rows, strict=True):
+        for column, value in [("name", name), *(("aliases", a) for a in (aliases or "").split(";"))]:
+            owner = owners.get(normalise_name(value)) if value.strip() else None
+            if owner is not None and owner != name:
+                problems.append(Problem(label, row, column, f"{value.strip()!r} already names {owner}"))
+    if problems:
+        raise CatalogError(problems)

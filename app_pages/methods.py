@@ -1,0 +1,216 @@
+"""Methods & data: every estimate's formula in plain words with its source, the catalogues, the accuracy."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from planner.catalog import latest_snapshot_id
+from ui.data import catalogs, session_uploads, team_data
+from ui.methods_data import (
+    accuracy_report,
+    accuracy_rows_table,
+    accuracy_summary_table,
+    app_version,
+    catalogue_frames,
+    catalogue_summary,
+    snapshot_table,
+    sources_table,
+)
+from ui.methods_link import TOPICS, requested_topic
+from ui.state import scenario
+from ui.team_data import origin_markdown, team_error_markdown
+
+
+def tokens() -> None:
+    st.markdown("""
+- **Training tokens** = examples × tokens per example × epochs (the figure the seed starts from); a total
+  token count, when given, replaces the product.
+- **Processed tokens** are what the GPUs actually compute on. With packing, examples are concatenated into
+  full sequences and nothing is wasted. Without it, every example starts a new sequence padded up to the
+  sequence length (a longer one is split over several sequences), so 1,000-token examples in 4,096-token
+  sequences cost 4.1 times their tokens. The mean example length is used, so varied lengths make this a floor.
+- **Tokens per optimizer step** = micro-batch × gradient-accumulation steps × data-parallel replicas ×
+  sequence length. Tensor-, pipeline- and context-parallel ranks work on the same sequences, so only the
+  data-parallel degree multiplies. Steps = processed tokens ÷ tokens per step, rounded up.
+""")
+
+
+def flops() -> None:
+    st.markdown("""
+- **Full training: 6 FLOPs per parameter per token**, 2 in the forward pass and 4 in the backward pass
+  (Kaplan et al. 2020; Narayanan et al. 2021, eq. 3). The parameters counted are the weights a token is
+  multiplied through: the transformer layers' linear weights (only the active experts of a mixture of experts)
+  and the output head, not the embedding lookup.
+- **Attention** adds the two products QKᵀ and A·V, which have no weights: 4 × layers × sequence × heads × head
+  size FLOPs per token forward, halved by the causal mask that fused (flash) kernels skip, and three times
+  that for forward plus backward (Chowdhery et al. 2022, PaLM appendix B; Megatron-LM's current FLOP count).
+- **LoRA and QLoRA: 4 per base parameter + 6 per adapter parameter.** The frozen base still runs forward (2)
+  and passes gradients back to its inputs (2) but computes no weight gradient (Hu et al. 2021, §4.2).
+- **Your own factor** (FLOPs per parameter per token) replaces both terms: factor × parameters × tokens.
+- **Model FLOPs vs hardware FLOPs.** Model FLOPs are what MFU is measured against. Hardware FLOPs add what
+  activation recomputation repeats: full recomputation runs every layer's forward again, selective only the
+  attention core (Korthikanti et al. 2022, §5–6); without a fused attention kernel the masked half of the score
+  matrix is computed too. Time uses hardware FLOPs; MFU and HFU are both reported (PaLM appendix B).
+- **Peak rate** is the dense datasheet rate at the training precision (NVIDIA's "with sparsity" figures are
+  halved in data/gpus.csv). A chip without BF16 uses its FP16 rate, one without FP8 its BF16 rate, and fp32
+  training uses TF32 tensor cores where the chip has them; the page says when such a fallback applies.
+""")
+
+
+def time() -> None:
+    st.markdown("""
+- **With your own MFU** (the seed's form) the measured utilisation already contains communication, pipeline
+  idling and data loading, so wall clock = model FLOPs ÷ (GPUs × peak × MFU) and nothing is added:
+  4.32e18 FLOPs on 4 GPUs at 400 TFLOP/s and MFU 0.3 take 9,000 s = 2.5 h.
+- **Without one**, a preset from data/efficiency.csv gives the share of peak the GPUs reach on the FLOPs they
+  execute, by GPU generation, model size (under 3 B, 3–20 B, 20–100 B, over 100 B), method and precision.
+  scripts/derive_efficiency.py derives it from published measurements (the accuracy table below) by taking
+  the modelled communication and pipeline idling out of each measured step, and the estimate puts them back
+  for your layout, so nothing counts twice. Cells without a measurement are filled by stated rules: nearest
+  size, the LoRA/full or FP8/BF16 ratio, or another generation scaled by achievable matmul throughput.
+  Low and high presets give the time range.
+- **One step** = (compute + exposed tensor/context/pipeline traffic) ÷ (1 − bubble) + exposed data-parallel
+  traffic. Traffic hides under compute up to the overlap share: exposed = traffic − overlap × min(compute,
+  traffic), so full overlap costs the longer of the two and none their sum (Isaev et al. 2023, Calculon).
+- **Traffic** uses ring collectives: an all-reduce moves 2(n−1)/n of the payload per GPU, an all-gather or
+  reduce-scatter (n−1)/n (Patarasuk & Yuan 2009; nccl-tests). Data parallelism reduces gradients once per step
+  (ZeRO-2 every micro-batch; ZeRO-3 also gathers weights before forward and backward, Rajbhandari et al. 2020
+  §7). Tensor parallelism all-reduces activations four times per layer per micro-batch (Narayanan et al. 2021
+  §3.2), context parallelism passes keys and values around a ring (Liu et al. 2023), pipelines pass one
+  activation per micro-batch. A group inside one node runs at the GPU's link (NVLink, else PCIe at 88 % of
+  its rated speed), a group across nodes at the network bandwidth per GPU.
+- **Pipeline bubble** = (stages − 1) ÷ (interleaving × micro-batches + stages − 1) of each step
+  (Narayanan et al. 2021, §2.2).
+- **Wall clock** = steps × step time, plus checkpoint I/O when a storage speed is given: one load of the
+  weights at the slower of storage and PCIe, and each save of weights + optimizer state, taken as blocking.
+""")
+
+
+def memory() -> None:
+    st.markdown("""
+- **Model states** are parameters × bytes per parameter of each component. Mixed-precision AdamW keeps
+  16-bit weights (2) and gradients (2), an fp32 master copy (4) and two fp32 moments (8): 16 bytes
+  (Rajbhandari et al. 2020, ZeRO §3.1). Pure bf16 drops the master and keeps bf16 moments; fp32 training needs
+  no master. 8-bit AdamW stores its moments in about 2 bytes (Dettmers et al. 2022), SGD none, momentum one.
+- **ZeRO / FSDP** shards over the data-parallel (× context-parallel) GPUs only, never the tensor or pipeline
+  ranks: stage 1 the optimizer and master, stage 2 also gradients, stage 3 also weights, which are gathered
+  layer by layer (that buffer is counted). Hybrid sharding shards within one node.
+- **LoRA** keeps the frozen base as weights only; the adapters get the full recipe. **QLoRA** stores the base's
+  linear layers in 4-bit NF4 with their quantisation constants, about 0.52 bytes per parameter with double
+  quantisation (0.56 without), and keeps embeddings, norms and head in 16 bits (Dettmers et al. 2023).
+- **Activations** follow Korthikanti et al. 2022 (Table 2): per layer and token, about 34 × hidden bytes in
+  16-bit plus the attention scores, generalised to grouped-query attention, SwiGLU MLPs and no dropout. Flash
+  attention never stores the score matrix, only fp32 softmax statistics (Dao et al. 2022). Tensor parallelism
+  splits the attention and MLP interiors, sequence parallelism the rest; context parallelism splits the
+  sequence. Selective recomputation drops the scores; full recomputation keeps each layer's input plus one
+  layer's working set while it is rebuilt.
+- **Logits and loss**: 16-bit logits plus three fp32 buffers per token and vocabulary entry at the loss's
+  backward pass (14 bytes in bf16); a fused or chunked cross-entropy keeps little more than the logits.
+- **The peak** is the larger of two moments: forward/backward (states + activations + logits, or gradients
+  once they outgrow the freed activations) and the optimizer step. With pipelines, the worse of the first
+  stage (embedding, several micro-batches in flight) and the last (output head). Allocator slack (10 % by
+  default) and memory outside the allocator (2 GiB by default: CUDA context and workspaces) come on top.
+""")
+
+
+def cost() -> None:
+    st.markdown("""
+- **Rate per GPU-hour.** Your quote, if entered, replaces everything and has no range. Otherwise the median
+  on-demand price of the chosen dated snapshot (the newest by default; if it does not list the GPU, the most
+  recent earlier one that does) less the pricing mode's typical discount.
+- **Range**: cheapest provider × (1 − largest discount) to dearest provider × (1 − smallest discount), combined
+  with the time range: the low cost is the fewest GPU-hours at the low rate, the high cost the most at the
+  high rate.
+- **Cost** = GPU-hours × rate × experiments multiplier (extra runs for search and failures); the seed's
+  10 GPU-hours at $2 give $20.00. **Per million training tokens** is one run's cost ÷ training tokens × 10⁶.
+""")
+    modes = catalogs().pricing_modes.select(
+        "mode", "discount_frac", "discount_frac_low", "discount_frac_high"
+    )
+    st.caption("Discounts off on-demand in use (data/pricing_modes.csv):")
+    st.dataframe(modes, hide_index=True)
+
+
+def energy() -> None:
+    st.markdown("""
+- **GPU power** = TDP × (idle share + (1 − idle share) × how busy the GPU is): 30 % of TDP at idle, rising
+  linearly to TDP, 80 % busy by default (reference energy notes, A3).
+- **Host** (CPUs, memory, network) adds 30 % of the GPU draw; the data centre multiplies both by its **PUE**:
+  energy = (GPU + host) × PUE, the form of Green Algorithms and Patterson et al. 2021. GPU-hours include the
+  experiments multiplier, and the time range carries over to energy and carbon.
+- **Carbon** = energy × the region's annual average grid intensity, location-based and life-cycle (Electricity
+  Maps 2024 yearly data; the world average is Ember's 480 g/kWh). Renewable purchases are not subtracted.
+- **Electricity cost** = energy × tariff, for on-premises runs only (cloud prices include power).
+- Published model cards usually count GPU-hours × stated power × PUE with no idle floor and no host share;
+  the Energy page shows that convention beside ours.
+""")
+
+
+def catalogues() -> None:
+    cats = catalogs()
+    st.markdown(
+        "Every figure above reads these files. Rows from a team folder or your upload are counted apart."
+    )
+    st.dataframe(catalogue_summary(cats), hide_index=True, width="stretch")
+    st.markdown("**Price snapshots** (dated; a snapshot is never edited, newer prices are a new file):")
+    st.dataframe(snapshot_table(cats.prices), hide_index=True, width="stretch")
+    for name, file_name, frame in catalogue_frames(cats):
+        with st.expander(f"Sources of {name} ({file_name})"):
+            st.dataframe(sources_table(frame), hide_index=True, width="stretch")
+
+
+def accuracy() -> None:
+    report = accuracy_report()
+    if isinstance(report, str):
+        st.info(report, icon=":material/info:")
+        return
+    st.markdown(
+        "Each published measurement in data/calibration.csv is predicted from its configuration and compared "
+        "with what was measured; error = predicted ÷ measured − 1. Rows that lack an input are skipped and say why."
+    )
+    st.dataframe(accuracy_summary_table(report), hide_index=True, width="stretch")
+    with st.expander("Every case"):
+        st.dataframe(accuracy_rows_table(report), hide_index=True, width="stretch")
+
+
+def version() -> None:
+    cats = catalogs()
+    chosen = scenario().snapshot or latest_snapshot_id(cats.prices)
+    team = team_data()
+    lines = [
+        f"- App version: **{app_version()}**",
+        f"- Price snapshot in use: **{chosen}**" + (" (the newest)" if not scenario().snapshot else ""),
+        f"- GPU specs checked up to {cats.gpus['as_of'].max()}; grid data version {cats.grid['as_of'].max()}",
+        f"- Team folder: {team.folder or 'none'}" + (f" — {', '.join(team.files)}" if team.files else ""),
+    ]
+    if team.ignored:
+        lines.append(f"- Files in the team folder that no catalogue reads: {', '.join(team.ignored)}")
+    for upload in session_uploads().values():
+        lines.append(f"- {origin_markdown('upload')} {upload.file_name} (this browser session only)")
+    st.markdown("\n".join(lines))
+
+
+SECTIONS = {
+    "tokens": tokens,
+    "flops": flops,
+    "time": time,
+    "memory": memory,
+    "cost": cost,
+    "energy": energy,
+    "catalogues": catalogues,
+    "accuracy": accuracy,
+    "version": version,
+}
+
+st.title("Methods & data")
+team_error = team_data().error
+if team_error:
+    st.error(team_error_markdown(team_error), icon=":material/error:")
+topic = requested_topic()
+order = [topic, *(key for key in SECTIONS if key != topic)] if topic else list(SECTIONS)
+if topic:
+    st.caption(f"Shown first: {TOPICS[topic]}. The other sections follow.")
+st.markdown(" · ".join(f"[{TOPICS[key]}](#{key})" for key in order))
+for key in order:
+    st.header(TOPICS[key], anchor=key, divider="gray")
+    SECTIONS[key]()

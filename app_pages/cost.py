@@ -50,7 +50,7 @@ with right:
 est, resolved = current_or_stop()
 first, second, third = st.columns(3)
 first.metric(
-    "Cost", fmt.usd(est.cost_usd), f"range {fmt.band(est.cost_usd_low, est.cost_usd_high)}", delta_color="off"
+    "Cost", fmt.usd(est.cost_usd), f"range {fmt.band(est.cost_usd_low, est.cost_usd_high)}", delta_color="off", delta_arrow="off"
 )
 second.metric("Rate", f"{fmt.usd(est.usd_per_gpu_hour)}/GPU-h")
 third.metric("Per million training tokens", fmt.usd(est.usd_per_million_tokens))

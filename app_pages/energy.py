@@ -62,13 +62,13 @@ first.metric(
     "Energy",
     f"{fmt.count(est.energy_kwh)} kWh",
     f"range {fmt.count(est.energy_kwh_low)} – {fmt.count(est.energy_kwh_high)} kWh",
-    delta_color="off",
+    delta_color="off", delta_arrow="off",
 )
 second.metric(
     "Carbon",
     f"{fmt.count(est.co2e_kg, 1)} kg CO2e",
     f"range {fmt.count(est.co2e_kg_low, 1)} – {fmt.count(est.co2e_kg_high, 1)}",
-    delta_color="off",
+    delta_color="off", delta_arrow="off",
 )
 third.metric("Electricity cost (on premises)", fmt.usd(est.electricity_cost_usd))
 parts = energy_components(est)

@@ -96,7 +96,7 @@ first, second, third = st.columns(3)
 with first:
     memory_metric(est)
 second.metric(
-    "Headroom", fmt.gib(est.headroom_gib), f"peak during {est.peak_phase or 'n/a'}", delta_color="off"
+    "Headroom", fmt.gib(est.headroom_gib), f"peak during {est.peak_phase or 'n/a'}", delta_color="off", delta_arrow="off"
 )
 third.metric("Largest micro-batch that fits", fmt.count(est.max_micro_batch))
 

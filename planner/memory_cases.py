@@ -38,7 +38,8 @@ UPPER_BOUND_UNITS = ("gb_upper_bound_per_gpu",)
 # Stated defaults for cells a source leaves empty.
 UNPUBLISHED_PRECISION = "fp32"  # PyTorch's default dtype: a script that states no precision trains in fp32
 # Short-sequence fine-tuning benchmarks omit the length; 64 tokens is the max_length of PEFT's example scripts,
-# the only such rows in the reference file (calibration-sources.md, PEFT). Activations then barely matter.
+# the only such rows in the reference file (calibration-sources.md, PEFT). At that length activations are a
+# few GB beside tens of GB of weights, so the assumption moves those predictions by a few per cent.
 UNPUBLISHED_SEQ_LEN = 64.0
 UNPUBLISHED_LORA_RANK = 16  # Scenario default
 UNPUBLISHED_LORA_TARGETS = "all_linear"  # Scenario default (torchtune and QLoRA recipes adapt every linear)

@@ -38,6 +38,9 @@ from __future__ import annotations
 from typing import Final
 
 # --- numeric codes for categorical inputs ------------------------------------------------------------------
+# Recompute: "selective" is Korthikanti et al.'s (recompute the attention core; equal to none under flash
+# attention); "selective_op" is op-level selective checkpointing (torchtitan's default selective mode),
+# see planner.activations.
 METHOD_CODES: Final = {"full": 0, "lora": 1, "qlora": 2}
 RECOMPUTE_CODES: Final = {"none": 0, "selective": 1, "full": 2, "selective_op": 3}
 PEAK_PHASE_NAMES: Final = {0: "forward/backward", 1: "optimizer step"}

@@ -1,8 +1,9 @@
-"""Memory inputs from a case row (reference/calibration.csv format) or a Scenario, and case predictions.
+"""Memory inputs from a case row (reference/calibration.csv format) and predictions of its memory figure.
 
 One set of rules maps every row; there is no per-row or per-source branch. The free-text columns are read
 with a small keyword vocabulary (e.g. "FSDP" or "ZeRO-3" → stage 3, "offload" → CPU offload), and each
-unpublished cell falls back to a stated default. What a row's `measured_unit` statistic means:
+unpublished cell falls back to a stated default (constants below). A Scenario's inputs are built by
+`planner.memory_inputs.memory_inputs_from_scenario`. What a row's `measured_unit` statistic means:
 - `gib_peak_allocated_per_gpu`: PyTorch's allocated (or active) peak = our allocated peak;
 - `gib_peak_reserved_per_gpu`: the caching allocator's reserved peak = allocated × (1 + fragmentation);
 - `gib_device_used_per_gpu`: nvidia-smi = reserved + the overhead outside the allocator (CUDA context...);

@@ -1,0 +1,227 @@
+"""Plan search: the cheapest (or fastest, greenest) GPU type, count and layout that fits, under constraints.
+
+The constraint inputs are page-local (`search.*` keys); the last result is kept in the session under a key no
+widget uses, so Apply (which changes the shared scenario) does not throw it away.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from planner.safe_csv import safe_csv
+from planner.sweep import OBJECTIVES, Constraints, SearchResult, priced_gpus, scenario_for, search
+from planner.sweep_grid import DEFAULT_MAX_GPUS, target_batch_sequences
+from planner.sweep_grid import SearchSpace as Space
+from planner.sweep_words import label
+from ui import format as fmt
+from ui import search_charts
+from ui.blocks import assumptions
+from ui.data import catalogs
+from ui.state import scenario, set_scenario
+
+RESULT_KEY = "plan_search.result"  # (base scenario, SearchResult) of the last search
+APPLIED_KEY = "plan_search.applied"
+OBJECTIVE_LABELS = {
+    "cost": "Lowest cost",
+    "wall_clock": "Shortest wall clock",
+    "energy": "Least energy",
+    "co2e": "Least CO2e",
+}
+TABLE_COLUMNS = {
+    "rank": st.column_config.NumberColumn("#", format="%d", pinned=True),
+    "gpu": st.column_config.TextColumn("GPU", pinned=True),
+    "n_gpus": st.column_config.NumberColumn("GPUs", format="%d"),
+    "tp": st.column_config.NumberColumn("TP", format="%d"),
+    "pp": st.column_config.NumberColumn("PP", format="%d"),
+    "dp": st.column_config.NumberColumn("DP", format="%d"),
+    "zero_stage": st.column_config.NumberColumn("ZeRO", format="%d"),
+    "recompute": st.column_config.TextColumn("Recompute"),
+    "micro_batch": st.column_config.NumberColumn("Micro-batch", format="%d"),
+    "grad_accum": st.column_config.NumberColumn("Accumulation", format="%d"),
+    "wall_clock_h": st.column_config.NumberColumn("Wall clock (h)", format="%.2f"),
+    "cost_usd": st.column_config.NumberColumn("Cost (USD)", format="$%.2f"),
+    "energy_kwh": st.column_config.NumberColumn("Energy (kWh)", format="%.1f"),
+    "co2e_kg": st.column_config.NumberColumn("CO2e (kg)", format="%.1f"),
+    "peak_gib_per_device": st.column_config.NumberColumn("Peak GiB/GPU", format="%.1f"),
+    "vram_gib": st.column_config.NumberColumn("VRAM GiB", format="%.1f"),
+    "mfu": st.column_config.NumberColumn("MFU", format="%.3f"),
+    "usd_per_gpu_hour": st.column_config.NumberColumn("$/GPU-h", format="$%.2f"),
+}
+
+st.title("Plan search")
+base = scenario()
+cats = catalogs()
+try:
+    priced = list(priced_gpus(base, cats))
+    target = target_batch_sequences(base, Space())
+except ValueError as err:
+    st.error(f"Cannot search for this scenario: {err}", icon=":material/error:")
+    st.stop()
+st.caption(
+    f"{base.model or 'Custom model'}, {base.method} training: every GPU type × GPU count × tensor and pipeline "
+    f"parallelism × ZeRO stage × recompute × micro-batch, with gradient accumulation set so each step trains at "
+    f"least {target:,} sequences of {base.seq_len:,} tokens (the scenario's global batch)."
+)
+
+with st.form("search.form", border=True):
+    first, second, third = st.columns(3)
+    deadline = first.number_input(
+        "Deadline (hours of wall clock)",
+        min_value=0.01,
+        value=None,
+        placeholder="no deadline",
+        key="search.deadline_h",
+    )
+    budget = second.number_input(
+        "Budget (USD)", min_value=1.0, value=None, placeholder="no budget", key="search.budget_usd"
+    )
+    max_gpus = third.number_input(
+        "Most GPUs", min_value=1, max_value=1_000_000, value=DEFAULT_MAX_GPUS, step=8, key="search.max_gpus"
+    )
+    gpus = st.multiselect(
+        "GPU types",
+        cats.gpus["name"].to_list(),
+        default=priced,
+        key="search.gpus",
+        help="Default: every GPU with a catalogue price. An unpriced GPU has no cost.",
+    )
+    fourth, fifth = st.columns(2)
+    objective = fourth.selectbox(
+        "Best means", OBJECTIVES, format_func=OBJECTIVE_LABELS.get, key="search.objective"
+    )
+    top_n = fifth.number_input("Results to list", min_value=1, max_value=100, value=10, key="search.top_n")
+    st.caption(f"Pricing: {base.pricing.replace('_', ' ')} (sidebar). Region for CO2e: {base.region}.")
+    submitted = st.form_submit_button("Search", type="primary", icon=":material/search:", key="search.run")
+
+
+def _run_search() -> None:
+    if not gpus:
+        st.warning("Choose at least one GPU type.")
+        return
+    constraints = Constraints(
+        deadline_h=deadline, budget_usd=budget, max_gpus=int(max_gpus), gpus=tuple(gpus), objective=objective
+    )
+    bar = st.progress(0.0, text="Searching…")
+
+    def report(done: int, total: int) -> None:
+        bar.progress(done / max(total, 1), text=f"Evaluated {done:,} of {total:,} configurations")
+
+    result = search(base, constraints, catalogs=cats, top_n=int(top_n), progress=report)
+    bar.empty()
+    st.session_state[RESULT_KEY] = (base, result)
+    st.session_state.pop(APPLIED_KEY, None)
+
+
+if submitted:
+    try:
+        _run_search()
+    except ValueError as err:
+        st.error(f"Cannot search: {err}", icon=":material/error:")
+
+stored = st.session_state.get(RESULT_KEY)
+if stored is None:
+    st.info("Set the constraints and press Search.", icon=":material/search:")
+    st.stop()
+searched_base, result = stored
+assert isinstance(result, SearchResult)
+
+
+def _apply(rank: int) -> None:
+    row = result.top.row(rank - 1, named=True)
+    set_scenario(scenario_for(row, searched_base, cats))
+    st.session_state[APPLIED_KEY] = label(row)
+
+
+applied = st.session_state.get(APPLIED_KEY)
+if applied:
+    st.success(f"Applied {applied}: every page now shows this configuration.", icon=":material/check:")
+elif searched_base != base:
+    st.warning("The scenario has changed since this search; press Search again for current results.")
+
+for note in result.notes:
+    st.warning(note)
+(st.success if result.top.height else st.error)(result.reason)
+st.caption(
+    f"{result.n_evaluated:,} configurations evaluated in {result.elapsed_s:.2f} s on {len(result.gpus)} GPU "
+    f"types; {result.n_fit:,} fit in memory, {result.n_feasible:,} meet the constraints."
+    + (
+        f" Left out: {'; '.join(f'{k} ({v})' for k, v in result.skipped_gpus.items())}."
+        if result.skipped_gpus
+        else ""
+    )
+)
+if not result.top.height:
+    st.stop()
+
+st.subheader("Best configurations")
+shown = [name for name in TABLE_COLUMNS if name in result.top.columns]
+st.dataframe(
+    result.top.select(shown),
+    column_config=TABLE_COLUMNS,
+    hide_index=True,
+    width="stretch",
+    key="search.table",
+)
+pick_col, apply_col = st.columns([4, 1], vertical_alignment="bottom")
+ranks = result.top["rank"].to_list()
+labels = {row["rank"]: f"{row['rank']}. {label(row)}" for row in result.top.iter_rows(named=True)}
+picked = pick_col.selectbox("Configuration to apply", ranks, format_func=labels.get, key="search.pick")
+apply_col.button(
+    "Apply",
+    type="primary",
+    icon=":material/done_all:",
+    key="search.apply",
+    on_click=_apply,
+    args=(picked,),
+    width="stretch",
+)
+st.download_button(
+    "Download CSV",
+    data=safe_csv(result.top),
+    file_name="plan-search.csv",
+    mime="text/csv",
+    on_click="ignore",
+    icon=":material/download:",
+)
+
+st.subheader("Cost against wall clock")
+if result.frontier.height:
+    st.altair_chart(
+        search_charts.pareto_chart(
+            result.frontier, result.top, result.constraints.deadline_h, result.constraints.budget_usd
+        ),
+        width="stretch",
+    )
+    fastest = result.frontier.row(0, named=True)
+    cheapest = result.frontier.row(-1, named=True)
+    st.caption(
+        f"The Pareto frontier: {result.frontier.height} configurations, none beaten on both time and cost. "
+        f"From {label(fastest)} ({fmt.hours(fastest['wall_clock_h'])}, {fmt.usd(fastest['cost_usd'])}) to "
+        f"{label(cheapest)} ({fmt.hours(cheapest['wall_clock_h'])}, {fmt.usd(cheapest['cost_usd'])}). "
+        "The diamond is the winner; rings are the other listed results."
+    )
+    with st.expander("Frontier table"):
+        st.dataframe(
+            result.frontier.select(shown).drop("rank"),
+            column_config=TABLE_COLUMNS,
+            hide_index=True,
+            width="stretch",
+        )
+else:
+    st.info("No priced configuration to plot (a frontier needs a cost).")
+
+assumptions(
+    [
+        "Every configuration trains the same model on the same data with the same method, optimizer and precision "
+        "as the scenario; only the GPU type, the GPU count and the layout change.",
+        f"GPU counts: powers of two and whole nodes of {base.gpus_per_node}, up to the maximum. Tensor parallelism "
+        "stays inside a node and divides the attention heads; pipeline depths 1-16.",
+        "Gradient accumulation is rounded up so each step trains at least the scenario's global batch; a layout "
+        "whose replicas × micro-batch already exceed it is skipped.",
+        "A layout fits when its peak memory per GPU (Memory page) is at most the GPU's memory; the time, cost and "
+        "energy come from the same estimate as every other page, so Apply reproduces the row exactly.",
+        "A price, peak TFLOP/s or VRAM you entered for your GPU applies to that GPU only; other GPUs use the "
+        "catalogue. An unpriced GPU cannot be ranked by cost or held to a budget.",
+        "The frontier compares cost with wall clock among the configurations that meet the constraints.",
+    ]
+)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from planner.catalog import latest_snapshot_id
+from planner.scenario import Scenario
 from ui.data import catalogs, session_uploads, team_data
 from ui.methods_data import (
     accuracy_report,
@@ -19,6 +20,11 @@ from ui.methods_data import (
 from ui.methods_link import TOPICS, requested_topic
 from ui.state import scenario
 from ui.team_data import origin_markdown, team_error_markdown
+
+
+def _default(field: str) -> float:
+    """A Scenario default, so the text quotes the figure the estimate really uses."""
+    return float(Scenario.model_fields[field].default)
 
 
 def tokens() -> None:
@@ -49,8 +55,8 @@ def flops() -> None:
 - **Your own factor** (FLOPs per parameter per token) replaces both terms: factor × parameters × tokens.
 - **Model FLOPs vs hardware FLOPs.** Model FLOPs are what MFU is measured against. Hardware FLOPs add what
   activation recomputation repeats: full recomputation runs every layer's forward again, selective only the
-  attention core (Korthikanti et al. 2022, §5–6); without a fused attention kernel the masked half of the score
-  matrix is computed too. Time uses hardware FLOPs; MFU and HFU are both reported (PaLM appendix B).
+  attention core (Korthikanti et al. 2022, §5–6); without a fused attention kernel the masked half of the
+  score matrix is computed too. Time uses hardware FLOPs; MFU and HFU are both reported (PaLM appendix B).
 - **Peak rate** is the dense datasheet rate at the training precision (NVIDIA's "with sparsity" figures are
   halved in data/gpus.csv). A chip without BF16 uses its FP16 rate, one without FP8 its BF16 rate, and fp32
   training uses TF32 tensor cores where the chip has them; the page says when such a fallback applies.
@@ -58,17 +64,19 @@ def flops() -> None:
 
 
 def time() -> None:
-    st.markdown("""
+    st.markdown(f"""
 - **With your own MFU** (the seed's form) the measured utilisation already contains communication, pipeline
   idling and data loading, so wall clock = model FLOPs ÷ (GPUs × peak × MFU) and nothing is added:
   4.32e18 FLOPs on 4 GPUs at 400 TFLOP/s and MFU 0.3 take 9,000 s = 2.5 h.
 - **Without one**, a preset from data/efficiency.csv gives the share of peak the GPUs reach on the FLOPs they
   execute, by GPU generation, model size (under 3 B, 3–20 B, 20–100 B, over 100 B), method and precision.
   scripts/derive_efficiency.py derives it from published measurements (the accuracy table below) by taking
-  the modelled communication and pipeline idling out of each measured step, and the estimate puts them back
-  for your layout, so nothing counts twice. Cells without a measurement are filled by stated rules: nearest
-  size, the LoRA/full or FP8/BF16 ratio, or another generation scaled by achievable matmul throughput.
-  Low and high presets give the time range.
+  the modelled communication and pipeline idling out of each measured step at an overlap of
+  {_default("overlap_frac"):g} (what the published FSDP and Megatron runs imply, and the default overlap here);
+  the estimate puts them back for your layout, so nothing counts twice while your overlap stays at that
+  figure. Cells without a measurement are filled by stated rules: nearest size, the LoRA/full or FP8/BF16
+  ratio, or another generation scaled by achievable matmul throughput. Low and high presets give the time
+  range.
 - **One step** = (compute + exposed tensor/context/pipeline traffic) ÷ (1 − bubble) + exposed data-parallel
   traffic. Traffic hides under compute up to the overlap share: exposed = traffic − overlap × min(compute,
   traffic), so full overlap costs the longer of the two and none their sum (Isaev et al. 2023, Calculon).
@@ -87,16 +95,16 @@ def time() -> None:
 
 
 def memory() -> None:
-    st.markdown("""
+    st.markdown(f"""
 - **Model states** are parameters × bytes per parameter of each component. Mixed-precision AdamW keeps
   16-bit weights (2) and gradients (2), an fp32 master copy (4) and two fp32 moments (8): 16 bytes
-  (Rajbhandari et al. 2020, ZeRO §3.1). Pure bf16 drops the master and keeps bf16 moments; fp32 training needs
-  no master. 8-bit AdamW stores its moments in about 2 bytes (Dettmers et al. 2022), SGD none, momentum one.
+  (Rajbhandari et al. 2020, ZeRO §3.1). Pure bf16 drops the master and keeps bf16 moments; fp32 training
+  needs no master. 8-bit AdamW stores its moments in about 2 bytes (Dettmers et al. 2022), SGD none, momentum one.
 - **ZeRO / FSDP** shards over the data-parallel (× context-parallel) GPUs only, never the tensor or pipeline
   ranks: stage 1 the optimizer and master, stage 2 also gradients, stage 3 also weights, which are gathered
   layer by layer (that buffer is counted). Hybrid sharding shards within one node.
-- **LoRA** keeps the frozen base as weights only; the adapters get the full recipe. **QLoRA** stores the base's
-  linear layers in 4-bit NF4 with their quantisation constants, about 0.52 bytes per parameter with double
+- **LoRA** keeps the frozen base as weights only; the adapters get the full recipe. **QLoRA** stores the
+  base's linear layers in 4-bit NF4 with their quantisation constants, about 0.52 bytes per parameter with double
   quantisation (0.56 without), and keeps embeddings, norms and head in 16 bits (Dettmers et al. 2023).
 - **Activations** follow Korthikanti et al. 2022 (Table 2): per layer and token, about 34 × hidden bytes in
   16-bit plus the attention scores, generalised to grouped-query attention, SwiGLU MLPs and no dropout. Flash
@@ -107,9 +115,11 @@ def memory() -> None:
 - **Logits and loss**: 16-bit logits plus three fp32 buffers per token and vocabulary entry at the loss's
   backward pass (14 bytes in bf16); a fused or chunked cross-entropy keeps little more than the logits.
 - **The peak** is the larger of two moments: forward/backward (states + activations + logits, or gradients
-  once they outgrow the freed activations) and the optimizer step. With pipelines, the worse of the first
-  stage (embedding, several micro-batches in flight) and the last (output head). Allocator slack (10 % by
-  default) and memory outside the allocator (2 GiB by default: CUDA context and workspaces) come on top.
+  once they outgrow the freed activations; both when gradients are accumulated over micro-batches, which
+  mixed precision keeps in fp32) and the optimizer step (states + an fp32 copy of the gradients the master
+  update reads). With pipelines, the worse of the first stage (embedding, several micro-batches in flight)
+  and the last (output head). Allocator slack ({_default("fragmentation_frac"):.0%} by default) and memory
+  outside the allocator ({_default("overhead_gib"):g} GiB by default: CUDA context and workspaces) come on top.
 """)
 
 
@@ -118,11 +128,11 @@ def cost() -> None:
 - **Rate per GPU-hour.** Your quote, if entered, replaces everything and has no range. Otherwise the median
   on-demand price of the chosen dated snapshot (the newest by default; if it does not list the GPU, the most
   recent earlier one that does) less the pricing mode's typical discount.
-- **Range**: cheapest provider × (1 − largest discount) to dearest provider × (1 − smallest discount), combined
-  with the time range: the low cost is the fewest GPU-hours at the low rate, the high cost the most at the
-  high rate.
+- **Range**: cheapest provider × (1 − largest discount) to dearest provider × (1 − smallest discount),
+  combined with the time range: the low cost is the fewest GPU-hours at the low rate, the high cost the most
+  at the high rate.
 - **Cost** = GPU-hours × rate × experiments multiplier (extra runs for search and failures); the seed's
-  10 GPU-hours at $2 give $20.00. **Per million training tokens** is one run's cost ÷ training tokens × 10⁶.
+  10 GPU-hours at \\$2 give \\$20.00. **Per million training tokens** is one run's cost ÷ training tokens × 10⁶.
 """)
     modes = catalogs().pricing_modes.select(
         "mode", "discount_frac", "discount_frac_low", "discount_frac_high"
@@ -132,17 +142,19 @@ def cost() -> None:
 
 
 def energy() -> None:
-    st.markdown("""
-- **GPU power** = TDP × (idle share + (1 − idle share) × how busy the GPU is): 30 % of TDP at idle, rising
-  linearly to TDP, 80 % busy by default (reference energy notes, A3).
-- **Host** (CPUs, memory, network) adds 30 % of the GPU draw; the data centre multiplies both by its **PUE**:
+    st.markdown(f"""
+- **GPU power** = TDP × (idle share + (1 − idle share) × how busy the GPU is):
+  {_default("idle_power_frac"):.0%} of TDP at idle, rising linearly to TDP, {_default("gpu_util_frac"):.0%}
+  busy by default (reference energy notes, A3).
+- **Host** (CPUs, memory, network) adds {_default("host_overhead_frac"):.0%} of the GPU draw; the data centre
+  multiplies both by its **PUE** ({_default("pue"):g} by default):
   energy = (GPU + host) × PUE, the form of Green Algorithms and Patterson et al. 2021. GPU-hours include the
   experiments multiplier, and the time range carries over to energy and carbon.
 - **Carbon** = energy × the region's annual average grid intensity, location-based and life-cycle (Electricity
   Maps 2024 yearly data; the world average is Ember's 480 g/kWh). Renewable purchases are not subtracted.
 - **Electricity cost** = energy × tariff, for on-premises runs only (cloud prices include power).
-- Published model cards usually count GPU-hours × stated power × PUE with no idle floor and no host share;
-  the Energy page shows that convention beside ours.
+- Published model cards usually count GPU-hours × stated power × PUE, with no idle floor and no host share,
+  so they usually come out lower than this model's for the same GPU-hours (reference energy notes, B9).
 """)
 
 
@@ -166,7 +178,8 @@ def accuracy() -> None:
         return
     st.markdown(
         "Each published measurement in data/calibration.csv is predicted from its configuration and compared "
-        "with what was measured; error = predicted ÷ measured − 1. Rows that lack an input are skipped and say why."
+        "with what was measured; error = predicted ÷ measured − 1. Rows that lack an input are skipped and "
+        "say why."
     )
     st.dataframe(accuracy_summary_table(report), hide_index=True, width="stretch")
     with st.expander("Every case"):

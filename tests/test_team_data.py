@@ -23,7 +23,11 @@ ACME_GPU = (
 )
 PRICE_HEADER = "gpu,usd_per_gpu_hour_median,price_basis,source,as_of"
 # The team's negotiated quote: H100 SXM at $1.23/GPU-h (the bundled 2026-11-09 median is $3.93).
-TEAM_QUOTES = f"{PRICE_HEADER}\nAcme X1,2.5,neocloud_list,team quote,2026-11-25\nH100 SXM,1.23,neocloud_list,team quote,2026-11-25\n"
+TEAM_QUOTES = (
+    f"{PRICE_HEADER}\n"
+    "Acme X1,2.5,neocloud_list,team quote,2026-11-25\n"
+    "H100 SXM,1.23,neocloud_list,team quote,2026-11-25\n"
+)
 QUOTE_SNAPSHOT = "2030-01-01"  # later than every bundled snapshot, so it is the default one
 
 
@@ -141,6 +145,7 @@ def test_malformed_overlay_is_reported_and_bundled_data_works(team_dir, file_nam
     message = errors(at)
     assert file_name.split("/")[-1] in message and where in message, message
     assert "bundled" in message
+    assert any(where in w.value for w in at.main.warning), "the page itself says the team data is not used"
     # The bundled catalogue still drives the estimate: H100 SXM at the bundled 2026-11-09 median, $3.93.
     assert "Acme X1" not in at.sidebar.selectbox(key="w.gpu").options
     at.switch_page("app_pages/cost.py").run()

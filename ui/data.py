@@ -58,7 +58,7 @@ class TeamData:
 
 @dataclass(frozen=True)
 class Upload:
-    """One uploaded CSV kept in a browser session: its bytes, so it can be merged again over changed team data."""
+    """An uploaded CSV kept in a browser session (its bytes, to merge again over changed team data)."""
 
     kind: str  # "gpus" or "prices"
     file_name: str
@@ -201,7 +201,7 @@ def merge_uploads(base: Catalogs, uploads: Mapping[str, Upload]) -> Catalogs:
 
 
 def upload_snapshot_id(file_name: str) -> str:
-    """A price upload's snapshot: its file name when that is a snapshot id (2026-12-01.csv, 2026-12-01-acme.csv),
+    """A price upload's snapshot id: the file name when it is one (2026-12-01.csv, 2026-12-01-acme.csv),
     otherwise today's date with "-upload", so a quote without a dated name is the newest snapshot."""
     stem = Path(file_name).stem.strip()
     if len(stem) <= 40 and _SNAPSHOT_ID.match(stem):
@@ -219,7 +219,7 @@ def _merge_gpus(base: pl.DataFrame, upload: Upload) -> pl.DataFrame:
 
 
 def _check_name_clashes(kept: pl.DataFrame, upload: pl.DataFrame, rows: list[int], label: str) -> None:
-    """An uploaded name or alias may not already name another GPU ("h100" on a new row would hijack lookups)."""
+    """An uploaded name or alias may not name another GPU already ("h100" on a new row would hijack it)."""
     owners = gpu_name_keys(kept)
     problems = []
     for (name, aliases), row in zip(upload.select("name", "aliases").iter_rows(), rows, strict=True):

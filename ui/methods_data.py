@@ -1,10 +1,9 @@
-"""What the Methods & data page reports about the data: catalogue summaries, the accuracy table, the version."""
+"""What the Methods & data page reports about the data: catalogue summaries, accuracy table, version."""
 
 from __future__ import annotations
 
 import importlib.metadata
 import tomllib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -133,35 +132,30 @@ def _read_cases(path: str, _stamp: int) -> pl.DataFrame:
     return pl.read_csv(path, infer_schema_length=0)
 
 
-def _validator() -> Callable[[pl.DataFrame], dict[str, Any]] | None:
-    try:
-        from planner.validate import validate_cases
-    except ImportError:
-        return None
-    return validate_cases
-
-
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner="Scoring the planner against the published measurements…")
 def accuracy_report() -> dict[str, Any] | str:
-    """`planner.validate.validate_cases` on the bundled case file, once per process; a sentence if unavailable."""
-    cases = calibration_cases()
-    validate = _validator()
-    if cases is None or validate is None:
-        return "The accuracy table appears once the calibration file and its validator are bundled."
+    """`planner.validate.validate_cases` on the bundled case file, once per process (else a reason)."""
     try:
-        return validate(cases)
-    except (ValueError, KeyError, TypeError) as err:
+        from planner.validate import load_case_file, validate_cases
+    except ImportError:
+        return "The accuracy table appears once the calibration validator is bundled."
+    if not calibration_path().is_file():
+        return f"The accuracy table needs data/{CALIBRATION_CSV}, which this installation lacks."
+    try:
+        return validate_cases(load_case_file(calibration_path()), include_basis=True)
+    except ValueError as err:  # a malformed case file: say so instead of a traceback
         return f"The calibration file could not be scored: {err}"
 
 
 def accuracy_summary_table(report: dict[str, Any]) -> pl.DataFrame:
-    """Per category: cases scored and skipped, and the median, 90th percentile and largest |error| in %."""
+    """Per category: cases (skipped included), skipped, and the median, 90th percentile and largest |error|
+    in % over the predicted ones."""
     records = []
     for category, stats in sorted(report.get("summary", {}).items()):
         records.append(
             {
                 "Category": category,
-                "Cases scored": int(stats.get("n") or 0),
+                "Cases": int(stats.get("n") or 0),  # every row of the category, skipped ones included
                 "Skipped": int(stats.get("n_skipped") or 0),
                 "Median |error| %": _percent(stats.get("median_abs_rel_error")),
                 "90th percentile |error| %": _percent(stats.get("p90_abs_rel_error")),
@@ -173,7 +167,16 @@ def accuracy_summary_table(report: dict[str, Any]) -> pl.DataFrame:
 
 def accuracy_rows_table(report: dict[str, Any]) -> pl.DataFrame:
     """Every case: what was predicted against what was published, or why it was skipped."""
-    keys = ("case_id", "category", "predicted", "measured", "measured_unit", "rel_error", "skipped_reason")
+    keys = (
+        "case_id",
+        "category",
+        "predicted",
+        "measured",
+        "measured_unit",
+        "rel_error",
+        "basis",
+        "skipped_reason",
+    )
     rows = [{key: row.get(key) for key in keys} for row in report.get("rows", [])]
     if not rows:
         return pl.DataFrame()

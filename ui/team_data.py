@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from planner.catalog import CatalogError, find_gpu, gpu_price
+from planner.catalog import CatalogError, find_gpu, gpu_price, latest_snapshot_id
 from planner.estimate import Resolved
 from planner.scenario import Scenario
 from ui.data import (
@@ -102,12 +102,15 @@ def render_data_uploads() -> None:
     team = team_data()
     if team.error:
         st.error(team_error_markdown(team.error), icon=":material/error:")
+        first = team.error.splitlines()[0]
+        add_notice(f"The team's data is not used (details in the sidebar): {first}")
     merge_error = st.session_state.pop(MERGE_ERROR_KEY, None)
     if merge_error:
         headline = "Your uploads no longer fit the team's data and are not used."
         st.error(problems_markdown(headline, merge_error), icon=":material/error:")
     errors = st.session_state.get(ERRORS_KEY, {})
-    with st.expander("Your own GPUs and prices", icon=":material/upload_file:", expanded=bool(errors)):
+    expanded = bool(errors or session_uploads())  # stays open after an upload, so its status shows
+    with st.expander("Your own GPUs and prices", icon=":material/upload_file:", expanded=expanded):
         st.caption(_team_status(team.folder, team.files, team.error))
         for kind in KINDS:
             _uploader(kind, errors.get(kind))
@@ -145,10 +148,15 @@ def _uploader(kind: str, error: str | None) -> None:
 def _summary(upload: Upload) -> str:
     cats = catalogs()
     if upload.kind == "gpus":
-        return f"{cats.gpus.filter(cats.gpus['origin'] == UPLOAD).height} GPUs"
+        n = cats.gpus.filter(cats.gpus["origin"] == UPLOAD).height
+        return f"{n} GPU{'' if n == 1 else 's'}"
     snapshot = upload_snapshot_id(upload.file_name)
     n = cats.prices.filter((cats.prices["origin"] == UPLOAD) & (cats.prices["snapshot"] == snapshot)).height
-    return f"{n} prices in snapshot {snapshot} (pick it on the Cost page unless it is the newest)"
+    if snapshot == latest_snapshot_id(cats.prices):
+        where = "the newest snapshot, used by default"
+    else:
+        where = "choose it as the price snapshot on the Cost page"
+    return f"{n} price{'' if n == 1 else 's'} in snapshot {snapshot}, {where}"
 
 
 def _on_upload(kind: str, key: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.share import share_popover
 from ui.sidebar import render_sidebar
 from ui.state import init_state, show_notices, sync_query_params
 from ui.team_data import render_data_uploads
@@ -30,6 +31,7 @@ navigation = st.navigation(PAGES)
 with st.sidebar:
     render_sidebar()
     render_data_uploads()
+    share_popover()
 # Rejected inputs are reported at the top of the page; the area is filled last so that messages queued by
 # widget callbacks and by the page itself during this run all appear.
 notice_area = st.container()

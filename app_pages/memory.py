@@ -12,6 +12,13 @@ from ui.blocks import assumptions, breakdown_table, memory_metric, model_note, u
 from ui.estimate_cache import current_or_stop
 from ui.state import bound, scenario
 
+RECOMPUTE_LABELS = {
+    "none": "none",
+    "selective": "selective (attention scores)",
+    "selective_op": "selective, op-level (torchtitan)",
+    "full": "full (every layer)",
+}
+
 st.title("Memory")
 left, middle, right = st.columns(3)
 with left:
@@ -62,7 +69,14 @@ with middle:
         }.get,
     )
     bound(st.checkbox, "Shard within a node only (HYBRID_SHARD)", "hybrid_shard")
-    bound(st.selectbox, "Activation recompute", "recompute", options=["none", "selective", "full"])
+    bound(
+        st.selectbox,
+        "Activation recompute",
+        "recompute",
+        options=["none", "selective", "selective_op", "full"],
+        format_func=RECOMPUTE_LABELS.get,
+        help="Selective (Korthikanti) recomputes only the attention scores, which flash attention already avoids storing, so with flash attention it saves nothing. Op-level selective (torchtitan's default) keeps matmul outputs and recomputes the cheap operations.",
+    )
     bound(st.number_input, "Micro-batch (sequences per GPU)", "micro_batch", min_value=1, step=1)
     bound(st.number_input, "Gradient accumulation steps", "grad_accum", min_value=1, step=1)
     bound(st.number_input, "Sequence length (tokens)", "seq_len", min_value=16, step=512)
@@ -96,7 +110,11 @@ first, second, third = st.columns(3)
 with first:
     memory_metric(est)
 second.metric(
-    "Headroom", fmt.gib(est.headroom_gib), f"peak during {est.peak_phase or 'n/a'}", delta_color="off", delta_arrow="off"
+    "Headroom",
+    fmt.gib(est.headroom_gib),
+    f"peak during {est.peak_phase or 'n/a'}",
+    delta_color="off",
+    delta_arrow="off",
 )
 third.metric("Largest micro-batch that fits", fmt.count(est.max_micro_batch))
 

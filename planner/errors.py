@@ -29,6 +29,8 @@ def _allowed(field: str) -> str:
     if field not in Scenario.model_fields:
         return ""
     annotation = Scenario.model_fields[field].annotation
+    if annotation is bool:
+        return "true or false"
     choices = getattr(annotation, "__args__", None)
     if choices and all(isinstance(choice, str) for choice in choices):
         return ", ".join(choices)

@@ -34,7 +34,14 @@ def _flops_per_token(c: Columns) -> tuple[Any, Any]:
     model = compute.override_flops_per_token(formula, c["flops_per_param_token"], c["n_active_params"])
     layer_params = c["n_layer_matmul_params"] + c["n_adapter_params"] * frozen
     hardware = compute.hardware_flops_per_token(
-        model, layer_params, attn, c["flash_attention"], c["recompute"] == 2, c["recompute"] == 1
+        # Op-level selective recompute (code 3) is charged like attention-only selective recompute: it repeats
+        # cheap element-wise and attention ops, not the large matmuls (torchtitan activation_checkpoint "op").
+        model,
+        layer_params,
+        attn,
+        c["flash_attention"],
+        c["recompute"] == 2,
+        np.isin(c["recompute"], (1, 3)),
     )
     return model, hardware
 

@@ -61,7 +61,7 @@ def memory_vs_micro_batch(resolved: Resolved, max_micro_batch: int = 64) -> pl.D
     if not resolved.columns["has_shape"]:
         return pl.DataFrame()
     sizes = np.array([2**k for k in range(int(np.log2(max_micro_batch)) + 1)], dtype=float)
-    modes = {"none": 0.0, "selective": 1.0, "full": 2.0}
+    modes = {"none": 0.0, "selective": 1.0, "selective_op": 3.0, "full": 2.0}
     grid_b = np.tile(sizes, len(modes))
     grid_r = np.repeat(list(modes.values()), len(sizes))
     out = evaluate(_with(resolved.columns, micro_batch=grid_b, recompute=grid_r))

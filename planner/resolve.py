@@ -171,6 +171,9 @@ def _layout_columns(s: Scenario) -> dict[str, float]:
         "fused_cross_entropy": float(s.fused_cross_entropy),
         "offload_optimizer": float(s.offload_optimizer),
         "offload_params": float(s.offload_params),
+        "offload_activations": float(s.offload_activations),
+        "optimizer_in_backward": float(s.optimizer_in_backward),
+        "dropout": float(s.dropout),
         "overhead_bytes": s.overhead_gib * GIB_BYTES,
         "fragmentation_frac": s.fragmentation_frac,
     }

@@ -16,7 +16,9 @@ from planner.shape import ModelShape
 Method = Literal["full", "lora", "qlora"]
 Optimizer = Literal["adamw", "adamw_8bit", "sgd", "sgd_momentum", "adafactor"]
 Precision = Literal["bf16_mixed", "fp16_mixed", "bf16_pure", "fp8_mixed", "fp32"]
-Recompute = Literal["none", "selective", "full"]
+# "selective" is Korthikanti et al.'s attention-score recompute (a no-op once flash attention keeps no scores);
+# "selective_op" is op-level selective checkpointing as torchtitan applies it by default.
+Recompute = Literal["none", "selective", "selective_op", "full"]
 LoraTargets = Literal["attention", "all_linear"]
 Pricing = Literal["on_demand", "spot", "commit_1y", "commit_3y"]
 EfficiencyBand = Literal["low", "typical", "high"]
@@ -96,6 +98,11 @@ class Scenario(BaseModel):
     fused_cross_entropy: bool = False
     offload_optimizer: bool = False
     offload_params: bool = False
+    offload_activations: bool = Field(False, description="keep saved activations in CPU memory")
+    optimizer_in_backward: bool = Field(False, description="step each parameter as its gradient arrives")
+    dropout: bool = Field(
+        False, description="dropout on (its masks are stored); fine-tuning usually runs without"
+    )
     overhead_gib: float = Field(2.0, ge=0, le=1000, description="CUDA context + workspaces per GPU")
     fragmentation_frac: float = Field(0.10, ge=0, le=1, description="allocator slack over allocated bytes")
 

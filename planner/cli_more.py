@@ -14,6 +14,8 @@ AddFlags = Callable[[argparse.ArgumentParser], None]
 
 COMMAND_MODULES: dict[str, str] = {
     "compare": "planner.cli_compare",
+    "recommend": "planner.cli_recommend",
+    "validate": "planner.cli_validate",
 }
 
 

@@ -18,6 +18,8 @@ def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlag
     parser = commands.add_parser(
         "recommend",
         help="search GPU types and layouts for the cheapest (or fastest) plan that fits",
+        epilog="Exit status 1 when no configuration meets the constraints. The sentence saying why the winner "
+        "won follows the table; with --format json or csv it goes to standard error.",
         conflict_handler="resolve",
     )
     add_scenario_flags(parser)
@@ -40,7 +42,9 @@ def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlag
         metavar="NAME,NAME",
         help="GPU types to try (default: every GPU with a catalogue price)",
     )
-    parser.add_argument("--objective", choices=OBJECTIVES, default="cost")
+    parser.add_argument(
+        "--objective", choices=OBJECTIVES, default="cost", help="what best means (default: cost)"
+    )
     parser.add_argument("--top", type=int, default=DEFAULT_TOP, metavar="N", help="rows to print")
     parser.add_argument("--frontier", action="store_true", help="print the cost-versus-time frontier instead")
 

@@ -7,6 +7,7 @@ so every layout trains with (at least) the batch the scenario asks for.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -25,6 +26,8 @@ DEFAULT_ZERO_STAGES = (0, 1, 2, 3)
 DEFAULT_RECOMPUTE = ("none", "selective", "full")
 # Pipeline depths used by Megatron-LM/torchtitan recipes for 7B-405B models (Llama 3 405B used 16 stages).
 DEFAULT_PP_DEGREES = (1, 2, 4, 8, 16)
+# 5 M layouts keep the grid's own columns near 320 MB; the default search holds a few hundred thousand.
+MAX_LAYOUTS = 5_000_000
 LAYOUT_COLUMNS = ("n_gpus", "tp", "pp", "dp", "zero_stage", "recompute", "micro_batch", "grad_accum")
 
 
@@ -100,26 +103,54 @@ def layout_grid(
     n_heads: float | None,
 ) -> LayoutGrid:
     """Every layout of the search space that can run: model parallelism divides the GPU count, TP within a
-    node, at most one pipeline stage per layer, and the target batch reachable with whole micro-batches."""
-    counts = space.gpu_counts or default_gpu_counts(base.gpus_per_node, max_gpus)
-    counts = tuple(n for n in counts if n <= max_gpus)
+    node, at most one pipeline stage per layer, and the target batch reachable with whole micro-batches.
+
+    Built one (TP, PP) pair at a time, so GPU counts that cannot work with the pair are dropped before they
+    are crossed with the other choices (a million-GPU limit must not materialise every combination).
+    """
+    counts = np.asarray(space.gpu_counts or default_gpu_counts(base.gpus_per_node, max_gpus), dtype=float)
+    counts = counts[counts <= max_gpus]
     tps = space.tp_degrees or tensor_parallel_degrees(base.gpus_per_node, n_heads)
     tps = tuple(t for t in tps if t <= base.gpus_per_node)
     pps = tuple(p for p in space.pp_degrees if n_layers is None or p <= n_layers)
     codes = [float(RECOMPUTE_CODES[name]) for name in space.recompute]
-    axes = [counts, tps, pps, space.zero_stages, codes, space.micro_batches]
-    mesh = np.meshgrid(*[np.asarray(axis, dtype=float) for axis in axes], indexing="ij")
-    n_gpus, tp, pp, zero, recompute, micro = (axis.ravel() for axis in mesh)
-    model_parallel = tp * pp * base.cp
-    dp = np.floor(n_gpus / model_parallel)
     target = target_batch_sequences(base, space)
-    keep = (dp * model_parallel == n_gpus) & (dp >= 1) & (dp * micro <= target)
-    # ZeRO stages differ only when there is a group to shard over (or states to offload).
-    no_sharding = (dp * base.cp == 1) & (not base.offload_optimizer) & (not base.offload_params)
-    keep &= ~(no_sharding & (zero > 0))
-    n_gpus, tp, pp, zero, recompute, micro, dp = (
-        a[keep] for a in (n_gpus, tp, pp, zero, recompute, micro, dp)
+    other_axes = [np.asarray(axis, dtype=float) for axis in (space.zero_stages, codes, space.micro_batches)]
+    n_other = math.prod(len(axis) for axis in other_axes)
+    parts, n_rows = [], 0
+    for tp, pp in itertools.product(tps, pps):
+        model_parallel = tp * pp * base.cp
+        usable = counts[(counts % model_parallel == 0) & (counts <= target * model_parallel)]
+        n_rows += len(usable) * n_other
+        if n_rows > MAX_LAYOUTS:
+            raise ValueError(
+                f"max_gpus: the search would hold over {MAX_LAYOUTS:,} layouts per GPU type; lower the maximum "
+                "GPU count or narrow the choices"
+            )
+        if len(usable):
+            parts.append(_pair_layouts(base, usable, float(tp), float(pp), other_axes, target))
+    columns = {
+        name: np.concatenate([p[name] for p in parts]) if parts else np.empty(0) for name in LAYOUT_COLUMNS
+    }
+    order = np.lexsort([columns[name] for name in reversed(LAYOUT_COLUMNS[:3] + LAYOUT_COLUMNS[4:7])])
+    n_candidates = len(counts) * len(tps) * len(pps) * n_other
+    return LayoutGrid(
+        {k: v[order] for k, v in columns.items()}, target_sequences=target, n_candidates=n_candidates
     )
+
+
+def _pair_layouts(
+    base: Scenario, counts: np.ndarray, tp: float, pp: float, other_axes: list[np.ndarray], target: int
+) -> dict[str, np.ndarray]:
+    """Layouts for one (TP, PP) pair: GPU count × ZeRO × recompute × micro-batch, impossible ones dropped."""
+    mesh = np.meshgrid(counts, *other_axes, indexing="ij")
+    n_gpus, zero, recompute, micro = (axis.ravel() for axis in mesh)
+    dp = n_gpus / (tp * pp * base.cp)
+    keep = dp * micro <= target
+    # ZeRO stages differ only when there is a group to shard over (or states to offload).
+    if dp.size and not (base.offload_optimizer or base.offload_params):
+        keep &= ~((dp * base.cp == 1) & (zero > 0))
+    n_gpus, zero, recompute, micro, dp = (a[keep] for a in (n_gpus, zero, recompute, micro, dp))
     accum = np.ceil(target / (dp * micro))
-    columns = dict(zip(LAYOUT_COLUMNS, (n_gpus, tp, pp, dp, zero, recompute, micro, accum), strict=True))
-    return LayoutGrid(columns=columns, target_sequences=target, n_candidates=len(keep))
+    layout = (n_gpus, np.full(len(dp), tp), np.full(len(dp), pp), dp, zero, recompute, micro, accum)
+    return dict(zip(LAYOUT_COLUMNS, layout, strict=True))

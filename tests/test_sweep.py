@@ -312,3 +312,10 @@ def test_a_bare_parameter_count_cannot_be_shown_to_fit():
     result = search(bare, Constraints(gpus=("H100",), max_gpus=8), SearchSpace(pp_degrees=(1,)))
     assert result.n_evaluated > 0 and result.n_fit == 0
     assert result.notes and "no shape" in result.notes[0]
+
+
+def test_an_oversized_search_is_refused_before_it_allocates():
+    # a 100,000 x 8 x 8 = 6.4 M-sequence batch over up to a million GPUs: every whole node is usable
+    wide = BASE.updated(grad_accum=100_000)
+    with pytest.raises(ValueError, match="max_gpus: the search would hold over"):
+        search(wide, Constraints(gpus=("H100",), max_gpus=1_000_000))

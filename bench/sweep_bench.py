@@ -2,7 +2,7 @@
 
 `measure()` returns (bench/run.py merges it; `python bench/sweep_bench.py` prints it as JSON):
 - sweep_configs_per_s: configurations evaluated per second of wall clock over a whole large search (Llama 3.1
-  70B full fine-tuning, every priced GPU, up to 1,024 GPUs, a 1,024-sequence global batch: about 1.6 M rows),
+  70B full fine-tuning, every priced GPU, up to 1,024 GPUs, a 1,024-sequence global batch: about 2.1 M rows),
   enumeration, filtering and ranking included; best of N_LARGE runs (the least disturbed by other processes).
   sweep_configs_per_cpu_s divides by the process's CPU time instead, which other processes do not inflate.
 - sweep_default_s: the default search (Llama 3.1 70B full fine-tuning with the Scenario's other defaults,

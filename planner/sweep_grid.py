@@ -10,11 +10,12 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import get_args
 
 import numpy as np
 
 from planner.recipes import RECOMPUTE_CODES
-from planner.scenario import Scenario
+from planner.scenario import Recompute, Scenario
 
 # 128 nodes of 8: beyond this, fine-tuning-sized batches leave most data-parallel replicas idle, and the user
 # can raise it (Constraints.max_gpus) for pre-training plans.
@@ -23,7 +24,7 @@ DEFAULT_MAX_GPUS = 1024
 # a 7B+ model and the accumulation rule keeps the global batch anyway.
 DEFAULT_MICRO_BATCHES = (1, 2, 4, 8, 16)
 DEFAULT_ZERO_STAGES = (0, 1, 2, 3)
-DEFAULT_RECOMPUTE = ("none", "selective", "full")
+DEFAULT_RECOMPUTE: tuple[str, ...] = get_args(Recompute)  # every mode a scenario can hold
 # Pipeline depths used by Megatron-LM/torchtitan recipes for 7B-405B models (Llama 3 405B used 16 stages).
 DEFAULT_PP_DEGREES = (1, 2, 4, 8, 16)
 # 5 M layouts keep the grid's own columns near 320 MB; the default search holds a few hundred thousand.

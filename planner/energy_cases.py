@@ -7,6 +7,10 @@ the same `planner.energy` formulas the planner uses. Rows that lack an input get
 
 Passing the run's published GPU-hours (`gpu_hours=`) checks only the energy arithmetic, which is how BLOOM's
 and Meta's figures were produced (calibration-sources.md, "Derived energy").
+
+`python -m planner validate` does not use the 6ND GPU-hours here: it takes GPU-hours from the calibrated case
+model (`planner.case_scoring`, the same model as the throughput rows) and hands them to
+`energy_from_gpu_hours`, so one chain serves every energy row. The 6ND path stays as a quick cross-check.
 """
 
 from __future__ import annotations
@@ -96,28 +100,44 @@ def energy_prediction_from_case(
     MoE rows use the active parameter count. MWh = GPU-hours x stated W x stated PUE; tCO2e = MWh x stated
     kg/kWh: the convention of the published figures (`planner.energy.model_card_energy_kwh`).
     """
-    unit = str(row.get("measured_unit") or "")
-    base = CasePrediction(
+    base = _base(row)
+    if base.measured_unit not in ENERGY_UNITS:
+        return _not_energy(base)
+    if gpu_hours is not None:
+        return energy_from_gpu_hours(row, gpu_hours, f"published {gpu_hours:,.0f} GPU-hours")
+    predicted_hours, basis = _predict_gpu_hours(row, gpu_peak_tflops, mfu, flops_per_param_token)
+    if predicted_hours is None:
+        return _skip(base, basis)
+    return energy_from_gpu_hours(row, predicted_hours, basis)
+
+
+def energy_from_gpu_hours(row: Mapping[str, Any], gpu_hours: float, basis: str) -> CasePrediction:
+    """An energy row in its own unit from GPU-hours obtained elsewhere (published, or a time model's).
+
+    `basis` says where the GPU-hours came from; the row's stated power, PUE and grid intensity do the rest.
+    """
+    base = _base(row)
+    if base.measured_unit not in ENERGY_UNITS:
+        return _not_energy(base)
+    if base.measured_unit == "gpu_hours":
+        return replace(base, predicted=gpu_hours, gpu_hours=gpu_hours, basis=basis)
+    return _predict_energy(base, row, gpu_hours, basis)
+
+
+def _base(row: Mapping[str, Any]) -> CasePrediction:
+    return CasePrediction(
         case_id=str(row.get("case_id") or ""),
         category=str(row.get("category") or ""),
-        measured_unit=unit,
+        measured_unit=str(row.get("measured_unit") or ""),
         measured=_number(row, "measured_value"),
         predicted=None,
         gpu_hours=None,
         basis="",
     )
-    if unit not in ENERGY_UNITS:
-        return _skip(base, f"not an energy row (measured_unit {unit!r})")
-    if gpu_hours is not None:
-        hours, basis = gpu_hours, f"published {gpu_hours:,.0f} GPU-hours"
-    else:
-        predicted_hours, basis = _predict_gpu_hours(row, gpu_peak_tflops, mfu, flops_per_param_token)
-        if predicted_hours is None:
-            return _skip(base, basis)
-        hours = predicted_hours
-    if unit == "gpu_hours":
-        return replace(base, predicted=hours, gpu_hours=hours, basis=basis)
-    return _predict_energy(base, row, hours, basis)
+
+
+def _not_energy(base: CasePrediction) -> CasePrediction:
+    return _skip(base, f"not an energy row (measured_unit {base.measured_unit!r})")
 
 
 def _predict_gpu_hours(

@@ -1,0 +1,316 @@
+"""`python -m planner validate` and planner/validate.py: the contract of DESIGN.md §4, the error arithmetic,
+bad case files, and the accuracy targets on the bundled case file (data/calibration.csv)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+from statistics import median
+
+import polars as pl
+import pytest
+
+from planner.cli import main as cli_main
+from planner.validate import (
+    CASE_FILE_COLUMNS,
+    CATEGORIES,
+    ROW_KEYS,
+    default_case_file,
+    error_summary,
+    load_case_file,
+    relative_error,
+    validate_cases,
+    validate_file,
+)
+
+SUMMARY_KEYS = {"n", "n_skipped", "median_abs_rel_error", "p90_abs_rel_error", "max_abs_rel_error"}
+
+
+@pytest.fixture(scope="module")
+def bundled_cases() -> list[dict[str, str]]:
+    return load_case_file(default_case_file())
+
+
+@pytest.fixture(scope="module")
+def report(bundled_cases) -> dict:
+    return validate_cases(bundled_cases, include_basis=True)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "planner", "validate", *args], capture_output=True, text=True
+    )
+
+
+def rows_of(report: dict, *categories: str) -> list[dict]:
+    return [row for row in report["rows"] if row["category"] in categories]
+
+
+# --- the contract -------------------------------------------------------------------------------------------
+
+
+def test_json_structure_is_exactly_the_contract(bundled_cases):
+    result = validate_cases(bundled_cases)
+    assert set(result) == {"rows", "summary"}
+    assert len(result["rows"]) == len(bundled_cases) == 117  # every row of the bundled file, in file order
+    assert [row["case_id"] for row in result["rows"]] == [case["case_id"] for case in bundled_cases]
+    for row in result["rows"]:
+        assert tuple(row) == ROW_KEYS
+        skipped = row["predicted"] is None
+        assert (row["rel_error"] is None) == skipped
+        assert (row["skipped_reason"] is not None) == skipped
+    assert list(result["summary"]) == list(CATEGORIES)
+    for stats in result["summary"].values():
+        assert set(stats) == SUMMARY_KEYS
+    json.dumps(result, allow_nan=False)  # no NaN or infinity anywhere
+
+
+def test_every_category_is_counted_whole(bundled_cases, report):
+    for category, stats in report["summary"].items():
+        rows = rows_of(report, category)
+        assert stats["n"] == len(rows) == sum(case["category"] == category for case in bundled_cases)
+        assert stats["n_skipped"] == sum(row["rel_error"] is None for row in rows)
+
+
+@pytest.mark.parametrize(
+    ("predicted", "measured", "expected"),
+    [
+        (110.0, 100.0, 0.10),  # 110 / 100 - 1
+        (75.0, 100.0, -0.25),  # 75 / 100 - 1
+        (3.0, 1.5, 1.0),  # twice the published figure: +100 %
+        (None, 100.0, None),  # skipped
+    ],
+)
+def test_rel_error_arithmetic(predicted, measured, expected):
+    if expected is None:
+        assert relative_error(predicted, measured) is None
+    else:
+        assert relative_error(predicted, measured) == pytest.approx(expected, rel=1e-12)
+
+
+def test_rel_error_of_every_row_is_predicted_over_measured(report):
+    for row in report["rows"]:
+        if row["predicted"] is not None:
+            assert row["rel_error"] == pytest.approx(row["predicted"] / row["measured"] - 1.0, rel=1e-12)
+
+
+def test_summary_statistics_on_a_toy_list():
+    # |errors| 0.01 ... 0.20 in steps of 0.01 (alternating signs) and two skipped rows: n = 22, 2 skipped.
+    # median of 20 values = (0.10 + 0.11) / 2 = 0.105; p90 = the value at rank floor(0.9 × 20) + 1 = 19 of
+    # the sorted |errors| (case_scoring.summarise's rule) = 0.19; max = 0.20.
+    toy = [{"category": "time", "rel_error": (-1) ** i * (i + 1) / 100} for i in range(20)]
+    toy += [{"category": "time", "rel_error": None}] * 2
+    stats = error_summary(toy, ["time", "memory"])
+    assert stats["time"]["n"] == 22 and stats["time"]["n_skipped"] == 2
+    assert stats["time"]["median_abs_rel_error"] == pytest.approx(0.105, rel=1e-12)
+    assert stats["time"]["p90_abs_rel_error"] == pytest.approx(0.19, rel=1e-12)
+    assert stats["time"]["max_abs_rel_error"] == pytest.approx(0.20, rel=1e-12)
+    # a category asked for but absent: counted as empty, no statistics
+    assert stats["memory"] == {key: (0 if key.startswith("n") else None) for key in SUMMARY_KEYS}
+
+
+def test_category_filter_gives_the_same_numbers(report):
+    # the leave-one-out presets are built from the whole file whatever the filter
+    for category in CATEGORIES:
+        filtered = validate_file(default_case_file(), category)
+        assert list(filtered["summary"]) == [category]
+        assert filtered["summary"][category] == report["summary"][category]
+        full = [{key: row[key] for key in ROW_KEYS} for row in rows_of(report, category)]
+        assert filtered["rows"] == full
+
+
+def test_a_polars_frame_of_text_gives_the_same_report(report):
+    # the Methods page reads the case file with polars, every cell as text and empty cells as null
+    frame = pl.read_csv(default_case_file(), infer_schema_length=0)
+    assert validate_cases(frame)["summary"] == report["summary"]
+
+
+def test_unknown_category_argument_is_refused(bundled_cases):
+    with pytest.raises(ValueError, match="category: must be one of memory, throughput, time, energy"):
+        validate_cases(bundled_cases, "speed")
+
+
+def test_a_unit_foreign_to_its_category_is_skipped_with_a_reason(bundled_cases):
+    lf01 = next(case for case in bundled_cases if case["case_id"] == "LF-01")
+    row = validate_cases([{**lf01, "measured_unit": "mwh"}])["rows"][0]
+    assert row["predicted"] is None
+    assert "'mwh' is not predicted for category 'throughput'" in row["skipped_reason"]
+
+
+# --- energy: one chain through the case model ---------------------------------------------------------------
+
+
+def test_energy_rows_are_covered_end_to_end(bundled_cases, report):
+    energy = {row["case_id"]: row for row in rows_of(report, "energy")}
+    assert len(energy) == 13
+    for case in bundled_cases:
+        if case["category"] != "energy":
+            continue
+        row = energy[case["case_id"]]
+        stated = case["power_w_per_gpu"] and case["pue"]
+        needs_power = case["measured_unit"] in ("mwh", "tco2eq")
+        if stated or not needs_power:
+            assert row["rel_error"] is not None, row  # predicted whenever the source states its method
+        else:
+            assert "no power per GPU or no PUE" in row["skipped_reason"]  # OPT-2's 75 t is unexplained
+    assert report["summary"]["energy"]["n_skipped"] == 1
+
+
+def test_energy_chain_converts_the_case_model_gpu_hours(report):
+    rows = {row["case_id"]: row for row in rows_of(report, "energy")}
+    # BLOOM-3 (GPU-hours), BLOOM-4 (MWh) and BLOOM-5 (tCO2e) describe one configuration: 384 A100s, 366B
+    # tokens. MWh = GPU-hours × 400 W × PUE 1.0 / 1e6; tCO2e = MWh × 1000 kWh × 0.057 kg/kWh / 1000 kg.
+    hours = rows["BLOOM-3"]["predicted"]
+    assert rows["BLOOM-4"]["predicted"] == pytest.approx(hours * 400 * 1.0 / 1e6, rel=1e-9)
+    assert rows["BLOOM-5"]["predicted"] == pytest.approx(hours * 400 * 1.0 / 1e6 * 0.057, rel=1e-9)
+    assert "case-model" in rows["BLOOM-4"]["basis"]
+    # The published figures follow the same arithmetic (1,082,990 h × 400 W = 433.196 MWh), so the three
+    # rows share the GPU-hour error.
+    assert rows["BLOOM-4"]["rel_error"] == pytest.approx(rows["BLOOM-3"]["rel_error"], abs=1e-6)
+
+
+def test_energy_prediction_does_not_read_the_published_value(bundled_cases):
+    bloom4 = next(case for case in bundled_cases if case["case_id"] == "BLOOM-4")
+    as_published = validate_cases([*bundled_cases])["rows"]
+    changed = [{**case, "measured_value": "1"} if case is bloom4 else case for case in bundled_cases]
+    moved = validate_cases(changed)["rows"]
+    pick = next(row for row in as_published if row["case_id"] == "BLOOM-4")
+    pick_moved = next(row for row in moved if row["case_id"] == "BLOOM-4")
+    assert pick_moved["predicted"] == pytest.approx(pick["predicted"], rel=1e-12)
+    assert pick_moved["rel_error"] == pytest.approx(pick["predicted"] / 1.0 - 1.0, rel=1e-12)
+
+
+# --- acceptance targets on the bundled case file ------------------------------------------------------------
+
+
+def test_memory_median_error_within_10_percent(report):
+    assert report["summary"]["memory"]["median_abs_rel_error"] <= 0.10
+
+
+def test_no_memory_row_beyond_30_percent(report):
+    worst = {
+        row["case_id"]: round(row["rel_error"], 3) for row in rows_of(report, "memory") if row["rel_error"]
+    }
+    beyond = {case_id: error for case_id, error in worst.items() if abs(error) > 0.30}
+    assert beyond == {}
+
+
+def test_at_most_5_memory_rows_skipped(report):
+    assert report["summary"]["memory"]["n_skipped"] <= 5
+
+
+def test_throughput_and_time_median_within_15_percent_with_few_skipped(report):
+    rows = rows_of(report, "throughput", "time")
+    errors = [abs(row["rel_error"]) for row in rows if row["rel_error"] is not None]
+    assert median(errors) <= 0.15
+    assert (len(rows) - len(errors)) / len(rows) <= 0.10
+
+
+# --- the command line ---------------------------------------------------------------------------------------
+
+
+def test_cli_json_parses_and_matches_the_library(report):
+    done = run_cli("--format", "json")
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    assert printed["summary"] == report["summary"]
+    assert [tuple(row) for row in printed["rows"]] == [ROW_KEYS] * len(report["rows"])
+
+
+def test_cli_category_filters(tmp_path):
+    done = run_cli("--category", "memory", "--format", "json")
+    printed = json.loads(done.stdout)
+    assert {row["category"] for row in printed["rows"]} == {"memory"}
+    assert list(printed["summary"]) == ["memory"]
+
+
+def test_cli_table_lists_rows_then_the_summary():
+    done = run_cli("--category", "time")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split()[:2] == ["case_id", "category"]
+    assert sum(line.startswith("KO-") for line in lines) == 8  # Korthikanti's eight timed iterations
+    assert lines[-2].split()[:3] == ["category", "n", "n_skipped"]
+    assert lines[-1].split()[:3] == ["time", "8", "0"]
+
+
+def _write(path: Path, header: list[str], rows: list[dict[str, str]]) -> Path:
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=header, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("drop", "change", "message"),
+    [
+        (["tp", "measured_unit"], {}, "missing columns tp, measured_unit"),
+        ([], {"tp": "four"}, "line 2, column tp: 'four' is not a number > 0"),
+        ([], {"n_gpus": "-8"}, "column n_gpus: '-8' is not a number > 0"),
+        ([], {"measured_value": ""}, "column measured_value: empty"),
+        ([], {"measured_unit": "furlongs"}, "column measured_unit: 'furlongs' is not a known unit"),
+        ([], {"category": "speed"}, "column category: 'speed' is not one of"),
+        ([], {"case_id": ""}, "column case_id: empty"),
+    ],
+)
+def test_bad_case_file_exits_2_with_one_line(tmp_path, capsys, bundled_cases, drop, change, message):
+    header = [column for column in CASE_FILE_COLUMNS if column not in drop]
+    path = _write(tmp_path / "cases.csv", header, [{**bundled_cases[0], **change}])
+    assert cli_main(["validate", "--cases", str(path)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1
+    assert message in lines[0] and "cases.csv" in lines[0]
+
+
+def test_duplicate_ids_and_unreadable_files_are_bad_input(tmp_path, capsys, bundled_cases):
+    twice = _write(tmp_path / "twice.csv", list(CASE_FILE_COLUMNS), [bundled_cases[0], bundled_cases[0]])
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "binary.csv").write_bytes(b"\xff\xfe\x00")
+    for name, message in [
+        ("twice.csv", "line 3, column case_id: 'LF-01' appears twice"),
+        ("empty.csv", "empty file"),
+        ("binary.csv", "not UTF-8 text"),
+        ("missing.csv", "cannot read the case file"),
+    ]:
+        assert cli_main(["validate", "--cases", str(tmp_path / name)]) == 2
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0]
+    assert twice.is_file()
+
+
+def test_bad_case_file_as_a_process_exits_2_without_traceback(tmp_path):
+    done = run_cli("--cases", str(tmp_path / "missing.csv"))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_optional_provenance_columns_may_be_left_out(tmp_path, bundled_cases):
+    header = [column for column in CASE_FILE_COLUMNS if column not in ("source", "url", "notes")]
+    path = _write(tmp_path / "bare.csv", header, bundled_cases[:3])
+    result = validate_file(path)
+    assert [row["case_id"] for row in result["rows"]] == ["LF-01", "LF-02", "LF-03"]
+    assert result["summary"]["throughput"]["n"] == 3
+
+
+@pytest.mark.parametrize(
+    ("unit", "expected"),
+    [
+        # 1,000 GPU-h × 400 W × PUE 1.1 = 440 kWh = 0.44 MWh
+        ("mwh", 0.44),
+        # 440 kWh × 0.385 kg/kWh = 169.4 kg = 0.1694 t
+        ("tco2eq", 0.1694),
+        ("gpu_hours", 1_000.0),
+    ],
+)
+def test_energy_from_given_gpu_hours_toy(unit, expected):
+    from planner.energy_cases import energy_from_gpu_hours
+
+    row = {"case_id": "toy", "category": "energy", "measured_unit": unit, "measured_value": "1",
+           "power_w_per_gpu": "400", "pue": "1.1", "grid_kg_co2e_per_kwh": "0.385"}  # fmt: skip
+    case = energy_from_gpu_hours(row, 1_000.0, "toy hours")
+    assert case.predicted == pytest.approx(expected, rel=1e-12)
+    assert case.basis.startswith("toy hours")

@@ -1,0 +1,168 @@
+"""Compare GPUs: every catalogue GPU under the current scenario, side by side, with a CSV export.
+
+The filters, the sort order and the detail picks are page-local views (`compare.*` keys), not scenario fields.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import streamlit as st
+
+from planner.compare import (
+    OVERRIDE_FIELDS,
+    SORT_METRICS,
+    compare_gpus,
+    filter_rows,
+    pareto_frontier,
+    sort_rows,
+)
+from planner.safe_csv import safe_csv
+from ui import compare_charts
+from ui import format as fmt
+from ui.blocks import assumptions
+from ui.data import catalogs
+from ui.state import scenario
+
+OVERRIDE_LABELS = {"usd_per_gpu_hour": "price quote", "peak_tflops": "peak TFLOP/s", "vram_gib": "VRAM"}
+TABLE_COLUMNS = {
+    "gpu": st.column_config.TextColumn("GPU", pinned=True),
+    "vendor": st.column_config.TextColumn("Vendor"),
+    "is_scenario_gpu": st.column_config.CheckboxColumn("Your GPU"),
+    "fits_vram": st.column_config.CheckboxColumn("Fits"),
+    "min_gpus_to_fit": st.column_config.NumberColumn("Fewest GPUs that fit", format="%d"),
+    "memory_gib": st.column_config.NumberColumn("Memory (GiB)", format="%.1f"),
+    "peak_gib_per_device": st.column_config.NumberColumn("Peak use (GiB)", format="%.1f"),
+    "wall_clock_h": st.column_config.NumberColumn("Wall clock (h)", format="%.2f"),
+    "device_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
+    "cost_usd": st.column_config.NumberColumn("Cost (USD)", format="$%.2f"),
+    "cost_usd_low": st.column_config.NumberColumn("Cost low", format="$%.2f"),
+    "cost_usd_high": st.column_config.NumberColumn("Cost high", format="$%.2f"),
+    "usd_per_million_tokens": st.column_config.NumberColumn("$ per M tokens", format="$%.3f"),
+    "energy_kwh": st.column_config.NumberColumn("Energy (kWh)", format="%.1f"),
+    "co2e_kg": st.column_config.NumberColumn("CO2e (kg)", format="%.1f"),
+    "on_frontier": st.column_config.CheckboxColumn("Pareto"),
+    "usd_per_gpu_hour": st.column_config.NumberColumn("$/GPU-h", format="$%.2f"),
+    "price_snapshot": st.column_config.TextColumn("Price snapshot"),
+    "price_basis": st.column_config.TextColumn("Price source"),
+    "status": st.column_config.TextColumn("Notes"),
+    "origin": st.column_config.TextColumn("Data"),
+}
+
+st.title("Compare GPUs")
+s = scenario()
+try:
+    everything = compare_gpus(s, catalogs())
+except ValueError as err:
+    st.error(f"Cannot compare GPUs for this scenario: {err}", icon=":material/error:")
+    st.stop()
+st.caption(
+    f"{s.n_gpus} GPUs of each type, the same layout (TP {s.tp} · PP {s.pp} · CP {s.cp}) and global batch."
+)
+overridden = [OVERRIDE_LABELS[name] for name in OVERRIDE_FIELDS if getattr(s, name) is not None]
+if overridden:
+    st.info(
+        f"Your {', '.join(overridden)} {'applies' if len(overridden) == 1 else 'apply'} to {s.gpu} only; "
+        "every other GPU uses its catalogue figures.",
+        icon=":material/info:",
+    )
+
+vendor_col, memory_col, sort_col, flags_col = st.columns([3, 2, 2, 2])
+vendors = vendor_col.multiselect(
+    "Vendors", sorted(set(everything["vendor"])), key="compare.vendors", placeholder="All vendors"
+)
+min_memory = memory_col.number_input(
+    "Minimum memory per GPU (GiB)", min_value=0.0, step=8.0, key="compare.min_memory_gib"
+)
+metric = sort_col.selectbox("Sort by", list(SORT_METRICS), key="compare.sort")
+priced_only = flags_col.checkbox("Priced GPUs only", key="compare.priced_only")
+fitting_only = flags_col.checkbox("Only GPUs that fit", key="compare.fitting_only")
+
+shown = filter_rows(everything, vendors, min_memory, priced_only, fitting_only)
+shown = sort_rows(pareto_frontier(shown, among="fits_vram"), metric)
+visible = [name for name in TABLE_COLUMNS if name in shown.columns]
+st.dataframe(
+    shown.select(visible), column_config=TABLE_COLUMNS, hide_index=True, width="stretch", key="compare.table"
+)
+st.download_button(
+    "Download CSV",
+    data=safe_csv(shown),
+    file_name="gpu-comparison.csv",
+    mime="text/csv",
+    on_click="ignore",
+    icon=":material/download:",
+)
+st.caption(f"{shown.height} of {everything.height} GPUs shown.")
+
+st.subheader("Cost against wall clock")
+plotted = shown.filter(pl.col("wall_clock_h").is_not_null() & pl.col("cost_usd").is_not_null())
+if plotted.is_empty():
+    st.info("No GPU shown has both a rate and a price to plot.")
+else:
+    chart_data = compare_charts.cost_vs_time_data(plotted)
+    st.vega_lite_chart(spec=compare_charts.cost_vs_time_spec(chart_data), width="stretch")
+    st.caption(
+        "Diamonds joined by the dashed line are the Pareto frontier among GPUs that fit: none of the other "
+        "GPUs that fit is both faster and cheaper."
+    )
+
+st.subheader("Side by side")
+frontier_names = shown.filter(pl.col("on_frontier"))["gpu"].to_list()
+default = list(dict.fromkeys([*everything.filter(pl.col("is_scenario_gpu"))["gpu"], *frontier_names]))[:3]
+picked = st.multiselect(
+    "GPUs to compare in detail (up to 4)",
+    everything["gpu"].to_list(),
+    default=default,
+    max_selections=4,
+    key="compare.detail",
+)
+rows = {row["gpu"]: row for row in everything.filter(pl.col("gpu").is_in(picked)).iter_rows(named=True)}
+for column, name in zip(st.columns(max(len(picked), 1)), picked, strict=False):
+    row = rows[name]
+    with column.container(border=True):
+        st.markdown(f"**{name}**" + (" (your GPU)" if row["is_scenario_gpu"] else ""))
+        st.caption(
+            f"{row['vendor']} · {fmt.gib(row['memory_gib'], 1)}"
+            + (f" · {row['status']}" if row["status"] else "")
+        )
+        fits = {True: "fits", False: "does not fit", None: "unknown"}[row["fits_vram"]]
+        st.metric(
+            "Memory at this count",
+            fits,
+            f"peak {fmt.gib(row['peak_gib_per_device'], 1)}",
+            delta_color="off",
+            delta_arrow="off",
+        )
+        st.metric("Fewest GPUs that fit", fmt.count(row["min_gpus_to_fit"]))
+        st.metric("Wall clock", fmt.hours(row["wall_clock_h"]))
+        st.metric("GPU-hours", fmt.count(row["device_hours"], 1))
+        st.metric(
+            "Cost",
+            fmt.usd(row["cost_usd"]),
+            f"range {fmt.band(row['cost_usd_low'], row['cost_usd_high'])}",
+            delta_color="off",
+            delta_arrow="off",
+        )
+        st.metric("Per million tokens", fmt.usd(row["usd_per_million_tokens"]))
+        st.metric(
+            "Energy",
+            f"{fmt.count(row['energy_kwh'], 1)} kWh",
+            f"{fmt.count(row['co2e_kg'], 1)} kg CO2e",
+            delta_color="off",
+            delta_arrow="off",
+        )
+        st.caption(f"Price: {row['price_basis']}")
+
+assumptions(
+    [
+        "Every GPU runs the same scenario: the same model, data, precision, GPU count, parallel layout and global "
+        "batch. Only the GPU's own figures change: peak rate, memory, power, links, utilisation preset and price.",
+        "A price quote, peak TFLOP/s or VRAM you entered was meant for the scenario's GPU, so it is used for that "
+        "GPU only. An MFU you entered is applied to every GPU (it is a share of each GPU's own peak).",
+        "Fewest GPUs that fit: the smallest count, among powers of two and whole nodes (every node count up to 32 "
+        "nodes, then steps of at most 12.5 %, up to 4,096 GPUs), at which the peak memory per GPU fits; gradient "
+        "accumulation shrinks as GPUs are added so the global batch stays the same.",
+        "A chip that lists no peak rate at this precision has no time, cost or energy ('no rate'); one without a "
+        "catalogue price has no cost ('no price').",
+        "The Pareto frontier counts only GPUs that fit at the current GPU count; lower is better on both axes.",
+    ]
+)

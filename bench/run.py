@@ -1,0 +1,128 @@
+"""Benchmarks: prints ONE JSON object with the figures the targets are set on (`make bench`).
+
+- estimate_ms: median of one warm `estimate(Scenario())` (300 repeats).
+- compare_ms: median of one whole-catalogue `compare_gpus(Scenario())`, warm — as on a page rerun where the
+  GPU-dependent inputs did not change, so the per-GPU columns come from compare's memo; compare_cold_ms
+  clears that memo before each call (the first rerun after a precision, price or method change).
+- page_rerun_ms: for every page registered in app.py, an AppTest of the whole app switched to that page, then
+  the median time of a full rerun after setting the sidebar's epochs input alternately to 4 and 3 (24 reruns
+  after 3 warm-up ones); page_rerun_max_ms is the slowest page.
+- floor_rerun_ms: bench/floor_app.py (one number input) measured the same way in the same process, so the page
+  figures can be read against what AppTest itself costs on this machine.
+- If bench/sweep_bench.py exists, its `measure()` dict is merged in.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+N_ESTIMATE = 300
+N_COMPARE = 60
+N_COMPARE_COLD = 20
+N_RERUNS = 24
+N_WARMUP_RERUNS = 3
+SIDEBAR_INPUT, FLOOR_INPUT = "w.epochs", "epochs"
+EPOCH_VALUES = (4.0, 3.0)
+
+
+def median_ms(call: Callable[[], Any], repeats: int, before_each: Callable[[], Any] | None = None) -> float:
+    for _ in range(3):
+        call()
+    times = []
+    for _ in range(repeats):
+        if before_each is not None:
+            before_each()
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def library_figures() -> dict[str, float]:
+    from planner.compare import clear_cache, compare_gpus
+    from planner.estimate import estimate
+    from planner.scenario import Scenario
+
+    scenario = Scenario()
+    return {
+        "estimate_ms": median_ms(lambda: estimate(scenario), N_ESTIMATE),
+        "compare_ms": median_ms(lambda: compare_gpus(scenario), N_COMPARE),
+        "compare_cold_ms": median_ms(lambda: compare_gpus(scenario), N_COMPARE_COLD, before_each=clear_cache),
+    }
+
+
+def registered_pages(app: Path = ROOT / "app.py") -> list[str]:
+    """The page files app.py registers (st.Page("path", ...)), in its order."""
+    return re.findall(r"st\.Page\(\s*[\"']([^\"']+\.py)[\"']", app.read_text(encoding="utf-8"))
+
+
+def rerun_ms(script: Path, widget_key: str, page: str | None = None, in_sidebar: bool = True) -> float:
+    """Median seconds of a full AppTest rerun after a number input changes (alternating two values), in ms."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    st.cache_data.clear()
+    at = AppTest.from_file(str(script), default_timeout=120).run()
+    if page is not None:
+        at.switch_page(page).run()
+    root = at.sidebar if in_sidebar else at
+    times = []
+    for i in range(N_WARMUP_RERUNS + N_RERUNS):
+        root.number_input(key=widget_key).set_value(EPOCH_VALUES[i % 2])
+        start = time.perf_counter()
+        at.run()
+        if i >= N_WARMUP_RERUNS:
+            times.append(time.perf_counter() - start)
+    if at.exception:
+        raise RuntimeError(f"{page or script.name}: {at.exception[0].value}")
+    return statistics.median(times) * 1e3
+
+
+def page_figures() -> dict[str, Any]:
+    floor = rerun_ms(ROOT / "bench" / "floor_app.py", FLOOR_INPUT, in_sidebar=False)
+    pages = {Path(page).stem: rerun_ms(ROOT / "app.py", SIDEBAR_INPUT, page) for page in registered_pages()}
+    slowest = max(pages.values())
+    return {
+        "page_rerun_ms": pages,
+        "page_rerun_max_ms": slowest,
+        "floor_rerun_ms": floor,
+        "page_rerun_max_over_floor": slowest / floor,
+    }
+
+
+def sweep_figures() -> dict[str, Any]:
+    path = ROOT / "bench" / "sweep_bench.py"
+    if not path.exists():
+        return {}
+    spec = importlib.util.spec_from_file_location("sweep_bench", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return dict(module.measure())
+
+
+def main() -> None:
+    figures: dict[str, Any] = {"python": platform.python_version(), "n_cpus": os.cpu_count()}
+    figures.update(library_figures())
+    figures.update(page_figures())
+    figures.update(sweep_figures())
+    rounded = {k: round(v, 3) if isinstance(v, float) else v for k, v in figures.items()}
+    rounded["page_rerun_ms"] = {k: round(v, 3) for k, v in figures["page_rerun_ms"].items()}
+    print(json.dumps(rounded, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""The Compare GPUs page (AppTest): renders, filters narrow the table, CSV download, figures match the Overview."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import polars as pl
+import pytest
+
+from planner.compare import compare_gpus, pareto_frontier
+from planner.resolve import default_catalogs
+from planner.scenario import Scenario
+from ui import compare_charts
+from ui import format as fmt
+
+PAGE = "app_pages/compare.py"
+
+
+@pytest.fixture
+def compare(app):
+    app.switch_page(PAGE).run()
+    assert not app.exception, [e.value for e in app.exception]
+    return app
+
+
+def table(at) -> pl.DataFrame:
+    return pl.from_pandas(at.dataframe[0].value)
+
+
+def metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def test_page_renders_every_gpu_a_chart_and_a_download(compare):
+    assert [t.value for t in compare.title] == ["Compare GPUs"]
+    rows = table(compare)
+    assert rows.height == default_catalogs().gpus.height
+    assert rows["is_scenario_gpu"].sum() == 1
+    charts = compare.get("vega_lite_chart")
+    assert len(charts) == 1, "the cost against wall clock chart"
+    spec = json.loads(charts[0].proto.spec)
+    assert {"filter": "datum.on_frontier"} in [
+        step for layer in spec["layer"] for step in layer.get("transform", [])
+    ]
+    assert [d.name for d in charts[0].proto.datasets] == [compare_charts.DATASET]
+    buttons = compare.get("download_button")
+    assert len(buttons) == 1 and "Download CSV" in buttons[0].proto.label
+    assert not compare.info, "no override, so no override notice"
+
+
+def test_filters_narrow_the_rows(compare):
+    everything = table(compare).height
+    compare.multiselect(key="compare.vendors").set_value(["AMD"]).run()
+    amd = table(compare)
+    assert 0 < amd.height < everything and set(amd["vendor"]) == {"AMD"}
+    compare.number_input(key="compare.min_memory_gib").set_value(200.0).run()
+    big_amd = table(compare)
+    assert 0 < big_amd.height < amd.height and big_amd["memory_gib"].min() >= 200.0
+    compare.multiselect(key="compare.vendors").set_value([]).run()
+    compare.number_input(key="compare.min_memory_gib").set_value(0.0).run()
+    compare.checkbox(key="compare.priced_only").check().run()
+    priced = table(compare)
+    assert priced.height < everything and priced["cost_usd"].null_count() == 0
+    assert any(f"{priced.height} of {everything} GPUs shown" in c.value for c in compare.caption)
+
+
+def test_sorting_by_the_chosen_metric(compare):
+    compare.selectbox(key="compare.sort").set_value("Wall clock").run()
+    hours = table(compare)["wall_clock_h"].drop_nulls().to_list()
+    assert hours == sorted(hours)
+    compare.selectbox(key="compare.sort").set_value("Memory per GPU").run()
+    memory = table(compare)["memory_gib"].to_list()
+    assert memory == sorted(memory, reverse=True)
+
+
+def test_download_holds_the_filtered_table(compare, monkeypatch):
+    # AppTest does not expose download bytes; capture them where Streamlit stores them (streamlit-notes §4.1).
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    captured: list[bytes] = []
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def spy(self, path_or_data, mimetype, kind, filename=None):
+        if filename == "gpu-comparison.csv":
+            captured.append(path_or_data)
+        return original(self, path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", spy)
+    compare.multiselect(key="compare.vendors").set_value(["Google"]).run()
+    assert captured, "the page offered a CSV"
+    data = captured[-1]
+    downloaded = pl.read_csv(io.BytesIO(data if isinstance(data, bytes) else data.encode()))
+    assert set(downloaded["vendor"]) == {"Google"}
+    assert downloaded.height == table(compare).height
+    assert {"cost_usd", "min_gpus_to_fit", "on_frontier"} <= set(downloaded.columns)
+
+
+@pytest.mark.parametrize("gpu", ["H100 SXM", "A100 80GB SXM"])
+def test_scenario_gpu_row_matches_the_overview(app, gpu):
+    app.sidebar.selectbox(key="w.gpu").set_value(gpu).run()
+    app.switch_page("app_pages/overview.py").run()
+    overview = {label: metric(app, label) for label in ("Wall clock", "GPU-hours", "Cost")}
+    app.switch_page(PAGE).run()
+    row = table(app).filter(pl.col("is_scenario_gpu")).row(0, named=True)
+    assert row["gpu"] == gpu
+    assert fmt.hours(row["wall_clock_h"]) == overview["Wall clock"]
+    assert fmt.count(row["device_hours"], 1) == overview["GPU-hours"]
+    assert fmt.usd(row["cost_usd"]) == overview["Cost"]
+
+
+def test_a_price_quote_stays_with_the_scenario_gpu(app):
+    app.sidebar.number_input(key="w.usd_per_gpu_hour").set_value(1.0).run()
+    app.switch_page("app_pages/overview.py").run()
+    overview_cost = metric(app, "Cost")
+    app.switch_page(PAGE).run()
+    rows = table(app)
+    mine = rows.filter(pl.col("is_scenario_gpu")).row(0, named=True)
+    assert mine["usd_per_gpu_hour"] == 1.0 and fmt.usd(mine["cost_usd"]) == overview_cost
+    assert (rows.filter(~pl.col("is_scenario_gpu"))["usd_per_gpu_hour"].drop_nulls() != 1.0).all()
+    assert any("applies to" in i.value and "only" in i.value for i in app.info)
+
+
+def test_side_by_side_shows_up_to_four_gpus(compare):
+    picks = ["H100 SXM", "H200 SXM", "MI300X", "Gaudi 3"]
+    compare.multiselect(key="compare.detail").set_value(picks).run()
+    assert not compare.exception
+    walls = [m.value for m in compare.metric if m.label == "Wall clock"]
+    assert len(walls) == 4
+    rows = table(compare)
+    expected = [fmt.hours(rows.filter(pl.col("gpu") == g)["wall_clock_h"][0]) for g in picks]
+    assert walls == expected
+    # Gaudi 3 has no catalogue price: its cost reads n/a instead of a number.
+    assert [m.value for m in compare.metric if m.label == "Cost"][-1] == "n/a"
+
+
+def test_chart_data_and_axes():
+    rows = pareto_frontier(compare_gpus(Scenario()), among="fits_vram").drop_nulls(
+        ["cost_usd", "wall_clock_h"]
+    )
+    data = compare_charts.cost_vs_time_data(rows)
+    assert data.columns == list(compare_charts.DATA_COLUMNS)
+    assert set(data["fit"]) <= {"fits", "does not fit", "unknown"}
+    assert data.filter(pl.col("on_frontier"))["frontier"].unique().to_list() == ["on the frontier"]
+    spec = compare_charts.cost_vs_time_spec(data)
+    assert spec["datasets"][compare_charts.DATASET] is data
+    assert spec["layer"][1]["encoding"]["x"]["scale"]["type"] == "log"
+    # A free quote gives a zero cost: no logarithm, so the axes turn linear.
+    free = data.with_columns(pl.lit(0.0).alias("cost_usd"))
+    assert "type" not in compare_charts.cost_vs_time_spec(free)["layer"][1]["encoding"]["x"]["scale"]
+    spec["layer"].clear()  # each call hands out its own copy of the cached spec
+    assert compare_charts.cost_vs_time_spec(data)["layer"]

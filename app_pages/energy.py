@@ -60,15 +60,17 @@ est, resolved = current_or_stop()
 first, second, third = st.columns(3)
 first.metric(
     "Energy",
-    f"{fmt.count(est.energy_kwh)} kWh",
-    f"range {fmt.count(est.energy_kwh_low)} – {fmt.count(est.energy_kwh_high)} kWh",
-    delta_color="off", delta_arrow="off",
+    f"{fmt.sig(est.energy_kwh)} kWh",
+    f"range {fmt.sig(est.energy_kwh_low)} – {fmt.sig(est.energy_kwh_high)} kWh",
+    delta_color="off",
+    delta_arrow="off",
 )
 second.metric(
     "Carbon",
-    f"{fmt.count(est.co2e_kg, 1)} kg CO2e",
-    f"range {fmt.count(est.co2e_kg_low, 1)} – {fmt.count(est.co2e_kg_high, 1)}",
-    delta_color="off", delta_arrow="off",
+    f"{fmt.sig(est.co2e_kg)} kg CO2e",
+    f"range {fmt.sig(est.co2e_kg_low)} – {fmt.sig(est.co2e_kg_high)}",
+    delta_color="off",
+    delta_arrow="off",
 )
 third.metric("Electricity cost (on premises)", fmt.usd(est.electricity_cost_usd))
 parts = energy_components(est)
@@ -76,7 +78,7 @@ breakdown_table(
     [(row["component"], row["how"], f"{row['kwh']:,.1f} kWh") for row in parts.iter_rows(named=True)]
     + [
         ("Grid intensity", resolved.region_label, f"{est.grid_g_co2e_per_kwh:,.0f} g CO2e/kWh"),
-        ("Carbon", "energy × grid intensity", f"{est.co2e_kg:,.1f} kg CO2e"),
+        ("Carbon", "energy × grid intensity", f"{fmt.sig(est.co2e_kg)} kg CO2e"),
     ]
 )
 st.altair_chart(charts.bars(parts, "kwh", "component", "kWh"), width="stretch")

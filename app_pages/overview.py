@@ -20,11 +20,16 @@ first.metric(
     "Wall clock",
     fmt.hours(est.wall_clock_h),
     f"range {fmt.band(est.wall_clock_h_low, est.wall_clock_h_high, 'hours')}",
-    delta_color="off", delta_arrow="off",
+    delta_color="off",
+    delta_arrow="off",
 )
 second.metric("GPU-hours", fmt.count(est.device_hours, 1))
 third.metric(
-    "Cost", fmt.usd(est.cost_usd), f"range {fmt.band(est.cost_usd_low, est.cost_usd_high)}", delta_color="off", delta_arrow="off"
+    "Cost",
+    fmt.usd(est.cost_usd),
+    f"range {fmt.band(est.cost_usd_low, est.cost_usd_high)}",
+    delta_color="off",
+    delta_arrow="off",
 )
 fourth, fifth, sixth = st.columns(3)
 with fourth:
@@ -32,9 +37,10 @@ with fourth:
 fifth.metric("Training throughput", f"{fmt.count(est.tokens_per_s)} tokens/s")
 sixth.metric(
     "Energy and carbon",
-    f"{fmt.count(est.energy_kwh)} kWh",
-    f"{fmt.count(est.co2e_kg, 1)} kg CO2e",
-    delta_color="off", delta_arrow="off",
+    f"{fmt.sig(est.energy_kwh)} kWh",
+    f"{fmt.sig(est.co2e_kg)} kg CO2e",
+    delta_color="off",
+    delta_arrow="off",
 )
 
 st.subheader("Breakdown")

@@ -46,3 +46,11 @@ def billions(value: float | None) -> str:
 def band(low: float | None, high: float | None, fmt: str = "usd") -> str:
     formatter = {"usd": usd, "hours": hours, "count": count}[fmt]
     return f"{formatter(low)} – {formatter(high)}"
+
+
+def sig(value: float | None, digits: int = 3) -> str:
+    """Significant digits for figures that span orders of magnitude (kg CO2e from grams to tonnes)."""
+    if is_missing(value):
+        return "n/a"
+    assert value is not None
+    return f"{value:,.0f}" if abs(value) >= 10 ** (digits - 1) else f"{value:.{digits}g}"

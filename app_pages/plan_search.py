@@ -103,8 +103,13 @@ def _run_search() -> None:
     )
     bar = st.progress(0.0, text="Searching…")
 
+    shown_percent = [0]
+
     def report(done: int, total: int) -> None:
-        bar.progress(done / max(total, 1), text=f"Evaluated {done:,} of {total:,} configurations")
+        percent = 100 * done // max(total, 1)
+        if percent > shown_percent[0]:  # a message per whole percent, not per chunk of a large search
+            shown_percent[0] = percent
+            bar.progress(percent / 100, text=f"Evaluated {done:,} of {total:,} configurations")
 
     result = search(base, constraints, catalogs=cats, top_n=int(top_n), progress=report)
     bar.empty()

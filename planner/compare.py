@@ -87,29 +87,10 @@ def compare_gpus(s: Scenario, cats: Catalogs | None = None, max_gpus: int = MAX_
     n_gpu_types, n_counts = len(per_gpu["names"]), len(counts)
     out = evaluate(_grid_columns(resolved.columns, per_gpu["columns"], counts))
     grid = {key: _matrix(value, n_gpu_types, n_counts) for key, value in out.items()}
-    vram = per_gpu["columns"]["vram_bytes"]
-    fits = fits_vram(
-        grid["peak_bytes"],
-        grid["model_state_bytes_total"],
-        grid["overhead_bytes"],
-        counts[None, :],
-        vram[:, None],
-    )
+    fits = grid["fits_vram"]  # evaluate's verdict, the same one the single estimate reports
     current = int(np.flatnonzero(counts == s.n_gpus)[0])
     at_current = {key: value[:, current] for key, value in grid.items()}
     return _frame(s, per_gpu, at_current, fits[:, current], _fewest(fits, counts))
-
-
-def fits_vram(
-    peak_bytes: Any, state_bytes_total: Any, overhead_bytes: Any, n_gpus: Any, vram_bytes: Any
-) -> Any:
-    """1.0 fits, 0.0 does not, NaN unknown — the verdict of `estimate.to_estimate`, for arrays.
-
-    The peak over the step when the model's shape is known; otherwise the evenly split model state plus the
-    fixed overhead (the only memory figures a bare parameter count allows).
-    """
-    judged = np.where(np.isnan(peak_bytes), state_bytes_total / n_gpus + overhead_bytes, peak_bytes)
-    return np.where(np.isnan(judged), np.nan, (judged <= vram_bytes).astype(float))
 
 
 def _gpu_inputs(s: Scenario, cats: Catalogs, scenario_gpu: str, n_active_params: float) -> dict[str, Any]:

@@ -48,8 +48,7 @@ def to_estimate(resolved: Resolved, out: dict[str, float]) -> Estimate:
     peak = out["peak_bytes"]
     state_total = out["model_state_bytes_total"]
     state_per_device = state_total / s.n_gpus
-    judged = peak if not math.isnan(peak) else state_per_device + out["overhead_bytes"]
-    fits = None if math.isnan(judged) else bool(judged <= vram)
+    fits = None if math.isnan(out["fits_vram"]) else bool(out["fits_vram"])
     return Estimate(
         n_params=c["n_params"],
         n_active_params=c["n_active_params"],

@@ -185,8 +185,23 @@ def evaluate(c: Columns) -> dict[str, Any]:
     out["cluster_flops_per_s"] = out["per_device_flops_per_s"] * c["n_gpus"]
     out["tokens_per_s"] = c["training_tokens"] / out["wall_clock_s"]
     out.update(_memory(c))
+    out["fits_vram"] = fits_vram(
+        out["peak_bytes"], out["model_state_bytes_total"], out["overhead_bytes"], c["n_gpus"], c["vram_bytes"]
+    )
     out.update(_money_and_energy(c, out))
     return out
+
+
+def fits_vram(
+    peak_bytes: Any, state_bytes_total: Any, overhead_bytes: Any, n_gpus: Any, vram_bytes: Any
+) -> Any:
+    """1.0 fits, 0.0 does not, NaN unknown.
+
+    Judged on the peak over the step when the model's shape is known; otherwise on the evenly split model state
+    plus the fixed overhead (the only memory figures a bare parameter count allows, as in the seed).
+    """
+    judged = np.where(np.isnan(peak_bytes), state_bytes_total / n_gpus + overhead_bytes, peak_bytes)
+    return np.where(np.isnan(judged), np.nan, (judged <= vram_bytes).astype(float))
 
 
 def _checkpoint_io_s(c: Columns) -> Any:

@@ -18,6 +18,7 @@ from typing import Any
 from planner.case_model import efficiency_record, predict_case
 from planner.compute_cases import TIME_UNITS, compute_inputs_from_case
 from planner.efficiency import build_efficiency_table, efficiency_preset
+from planner.rel_error import relative_error
 
 PRESET_CATEGORIES = ("throughput", "time")  # rows whose efficiency feeds the presets
 SCORED_CATEGORIES = ("throughput", "time", "energy")
@@ -87,7 +88,7 @@ def score_cases(
             predicted = predict_case(case, float(utilisation))
             result.update(
                 predicted=predicted,
-                rel_error=predicted / case["measured_value"] - 1.0,
+                rel_error=relative_error(predicted, case["measured_value"]),
                 efficiency_used=float(utilisation),
                 assumptions="; ".join(case["assumptions"]),
             )

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from planner.energy import FloatOrArray, co2e_kg, model_card_energy_kwh
+from planner.rel_error import relative_error
 
 ENERGY_UNITS = ("gpu_hours", "mwh", "tco2eq")
 
@@ -57,10 +58,7 @@ class CasePrediction:
 
     @property
     def rel_error(self) -> float | None:
-        """predicted / measured - 1 (DESIGN.md §4, `validate`)."""
-        if self.predicted is None or not self.measured:
-            return None
-        return self.predicted / self.measured - 1.0
+        return relative_error(self.predicted, self.measured)
 
     def as_row(self) -> dict[str, Any]:
         """The row format of `python -m planner validate`."""

@@ -24,6 +24,7 @@ from planner.architecture import count_params
 from planner.memory import GIB, MemoryBreakdown, MemoryInputs, memory_per_gpu
 from planner.memory_inputs import build_memory_inputs
 from planner.recipes import METHOD_CODES, RECOMPUTE_CODES
+from planner.rel_error import relative_error
 from planner.shape import ModelShape
 
 # measured_unit -> (statistic, bytes per unit)
@@ -59,9 +60,7 @@ class MemoryCase:
 
     @property
     def rel_error(self) -> float | None:
-        if self.predicted is None or not self.measured:
-            return None
-        return self.predicted / self.measured - 1.0
+        return relative_error(self.predicted, self.measured)
 
 
 def _text(row: Mapping[str, Any], key: str) -> str:

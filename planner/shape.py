@@ -30,7 +30,9 @@ class ModelShape(BaseModel):
     mlp_kind: MlpKind = "swiglu"
     norm_kind: NormKind = "rmsnorm"
     tied_embeddings: bool = False
-    learned_pos_embeddings: int = Field(0, ge=0, le=10_000_000, description="rows of a learned table; 0 = rotary")
+    learned_pos_embeddings: int = Field(
+        0, ge=0, le=10_000_000, description="rows of a learned table; 0 = rotary"
+    )
     attn_bias: bool = False
     mlp_bias: bool = False
     context_len: int = Field(4096, ge=1, le=100_000_000)
@@ -39,7 +41,9 @@ class ModelShape(BaseModel):
     n_experts_active: int = Field(0, ge=0, le=100_000, description="routed experts per token (top-k)")
     n_shared_experts: int = Field(0, ge=0, le=1_000)
     moe_ffn_hidden: int = Field(0, ge=0, le=10_000_000, description="expert width; 0 = ffn_hidden")
-    n_dense_layers: int = Field(0, ge=0, le=10_000, description="leading layers with a dense MLP in MoE models")
+    n_dense_layers: int = Field(
+        0, ge=0, le=10_000, description="leading layers with a dense MLP in MoE models"
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelShape:

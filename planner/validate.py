@@ -26,6 +26,7 @@ from planner.compute_cases import load_case_gpus
 from planner.energy_cases import energy_from_gpu_hours
 from planner.memory_cases import predict_memory_case
 from planner.paths import bundled_data_dir
+from planner.rel_error import relative_error
 
 if TYPE_CHECKING:
     import polars as pl
@@ -72,13 +73,6 @@ GPUS_CSV = "gpus.csv"
 def default_case_file() -> Path:
     """The case file shipped with the planner (a copy of reference/calibration.csv)."""
     return bundled_data_dir() / CALIBRATION_CSV
-
-
-def relative_error(predicted: float | None, measured: float | None) -> float | None:
-    """predicted / measured − 1 (DESIGN.md §4); None when either side is missing."""
-    if predicted is None or not measured:
-        return None
-    return predicted / measured - 1.0
 
 
 def load_case_file(path: Path | str) -> list[dict[str, str]]:

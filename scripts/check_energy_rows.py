@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from planner.energy_cases import DEFAULT_CASE_MFU, ENERGY_UNITS, energy_prediction_from_case  # noqa: E402
 
-DEFAULT_CASES = ROOT.parent / "shared" / "reference" / "calibration.csv"
+DEFAULT_CASES = ROOT / "data" / "calibration.csv"  # copy of shared/reference/calibration.csv
 GPU_CATALOGUE = ROOT / "data" / "gpus.csv"
 
 

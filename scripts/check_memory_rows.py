@@ -16,7 +16,7 @@ import numpy as np
 from planner.memory import GIB, memory_per_gpu
 from planner.memory_cases import memory_inputs_from_case, predict_memory_case
 
-DEFAULT_CASES = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "calibration.csv"
+DEFAULT_CASES = Path(__file__).resolve().parents[1] / "data" / "calibration.csv"  # copy of shared/reference/
 COMPONENTS = ("weights", "gradients", "optimizer", "master", "activations", "logits", "prefetch")
 
 

@@ -25,7 +25,7 @@ from planner.case_scoring import PRESET_CATEGORIES, case_inputs, read_case_file 
 from planner.compute_cases import load_case_gpus  # noqa: E402
 from planner.efficiency import EFFICIENCY_CSV, build_efficiency_table  # noqa: E402
 
-DEFAULT_CASES = ROOT.parent / "shared" / "reference" / "calibration.csv"
+DEFAULT_CASES = ROOT / "data" / "calibration.csv"  # copy of shared/reference/calibration.csv
 SOURCE = "scripts/derive_efficiency.py over reference/calibration.csv (throughput and time rows)"
 
 

@@ -14,7 +14,7 @@ from planner.case_scoring import read_case_file, score_cases, summarise
 from planner.compute_cases import compute_inputs_from_case, load_case_gpus
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = ROOT.parent / "shared" / "reference" / "calibration.csv"
+CASES = ROOT / "data" / "calibration.csv"  # copy of shared/reference/calibration.csv
 needs_cases = pytest.mark.skipif(not CASES.exists(), reason=f"case file {CASES} not present")
 
 

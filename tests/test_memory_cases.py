@@ -18,7 +18,7 @@ from planner.memory_cases import (
 )
 from planner.recipes import RECOMPUTE_CODES
 
-CASES = Path(__file__).resolve().parents[2] / "shared" / "reference" / "calibration.csv"
+CASES = Path(__file__).resolve().parents[1] / "data" / "calibration.csv"  # copy of shared/reference/
 
 LLAMA_8B_ROW = {
     "case_id": "toy-8b",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from planner.energy import co2e_kg
@@ -51,5 +52,5 @@ def co2e_by_region(energy_kwh: float, grid: pl.DataFrame) -> pl.DataFrame:
     """The same energy on every grid of the catalogue (same co2e formula as the estimate)."""
     intensity = grid["g_co2e_per_kwh"].to_numpy()
     return grid.select("region", "label", "g_co2e_per_kwh").with_columns(
-        pl.Series("co2e_kg", co2e_kg(energy_kwh, intensity))
+        pl.Series("co2e_kg", np.asarray(co2e_kg(energy_kwh, intensity), dtype=float))
     )

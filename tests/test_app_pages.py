@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-PAGES = ["app_pages/overview.py", "app_pages/compute.py", "app_pages/memory.py", "app_pages/cost.py", "app_pages/energy.py"]
+PAGES = [
+    "app_pages/overview.py",
+    "app_pages/compute.py",
+    "app_pages/memory.py",
+    "app_pages/cost.py",
+    "app_pages/energy.py",
+]
 
 
 def metric(at, label: str) -> str:

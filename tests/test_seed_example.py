@@ -24,7 +24,30 @@ SEED_FLAGS = {
     "bytes_per_param": 16,
     "vram_gib": 80,
 }
-CLI_FLAGS = ["--examples", "30000", "--tokens-per-example", "1000", "--epochs", "3", "--params-b", "8", "--flops-per-param-token", "6", "--peak-tflops", "400", "--mfu", "0.3", "--devices", "4", "--usd-per-device-hour", "2", "--bytes-per-param", "16", "--vram-gib", "80"]
+CLI_FLAGS = [
+    "--examples",
+    "30000",
+    "--tokens-per-example",
+    "1000",
+    "--epochs",
+    "3",
+    "--params-b",
+    "8",
+    "--flops-per-param-token",
+    "6",
+    "--peak-tflops",
+    "400",
+    "--mfu",
+    "0.3",
+    "--devices",
+    "4",
+    "--usd-per-device-hour",
+    "2",
+    "--bytes-per-param",
+    "16",
+    "--vram-gib",
+    "80",
+]
 
 # The seed's printed figures: 90,000,000 tokens; 4.32e+18 FLOP; 1.20e+14 and 4.80e+14 FLOP/s; 2.5 h;
 # 10.0 device-hours; $20.00; 10,000 tokens/s; 119.21 GiB; 29.80 GiB; fits.

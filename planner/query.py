@@ -13,7 +13,9 @@ from pydantic import ValidationError
 
 from planner.scenario import Scenario
 
-MAX_QUERY_VALUE_CHARS = 20_000  # a pasted shape JSON is ~1 kB; anything far larger is not a share link
+MAX_QUERY_VALUE_CHARS = 20_000
+# Link parameters that belong to a page rather than the scenario (the Methods page's section), read by that page.
+PAGE_PARAMETERS = frozenset({"topic"})  # a pasted shape JSON is ~1 kB; anything far larger is not a share link
 
 
 def scenario_to_query(scenario: Scenario) -> dict[str, str]:
@@ -46,6 +48,8 @@ def scenario_from_query(params: Mapping[str, str | list[str]]) -> tuple[Scenario
     fields: dict[str, Any] = {}
     for key, value in params.items():
         raw = value[-1] if isinstance(value, list) else value
+        if key in PAGE_PARAMETERS:
+            continue
         if key not in Scenario.model_fields:
             notices.append(f"Ignored unknown link parameter '{key[:40]}'.")
             continue

@@ -14,18 +14,18 @@ from typing import Any
 import polars as pl
 
 from planner.architecture import ParamCounts, count_params, linear_params_all_layers, lora_adapter_params
-from planner.catalog import (
-    Catalogs,
-    find_gpu,
-    find_region,
-    gpu_price,
-    load_catalogs,
-    peak_rate,
-    pricing_discount,
+from planner.cached_lookup import (
+    lookup_efficiency,
+    lookup_gpu,
+    lookup_gpu_price,
+    lookup_model,
+    lookup_pricing_discount,
+    lookup_region,
 )
+from planner.catalog import Catalogs, load_catalogs, peak_rate
 from planner.cost import resolve_rate
-from planner.efficiency import efficiency_preset, load_efficiency_table, precision_class
-from planner.models import find_model, load_model_presets
+from planner.efficiency import load_efficiency_table, precision_class
+from planner.models import load_model_presets
 from planner.recipes import METHOD_CODES, RECOMPUTE_CODES, recipe_bytes_per_param
 from planner.scenario import CUSTOM_MODEL, Scenario
 from planner.shape import ModelShape
@@ -75,7 +75,7 @@ def model_shape(scenario: Scenario, presets: pl.DataFrame | None = None) -> Mode
         return scenario.model_shape
     if scenario.model == CUSTOM_MODEL:
         return None
-    return find_model(default_presets() if presets is None else presets, scenario.model)
+    return lookup_model(default_presets() if presets is None else presets, scenario.model)
 
 
 def _model_columns(
@@ -207,7 +207,7 @@ def gpu_columns(s: Scenario, gpu: dict[str, Any], cats: Catalogs, n_active_param
     rate = peak_rate(gpu, s.precision)
     catalog_peak = rate.tflops
     peak_tflops = s.peak_tflops if s.peak_tflops is not None else catalog_peak
-    low, typical, high = efficiency_preset(
+    low, typical, high = lookup_efficiency(
         default_efficiency(), str(gpu["generation"]), n_active_params, s.method, precision_class(s.precision)
     )
     chosen = {"low": low, "typical": typical, "high": high}[s.efficiency_band]
@@ -231,8 +231,8 @@ def gpu_columns(s: Scenario, gpu: dict[str, Any], cats: Catalogs, n_active_param
 
 
 def _price_band(s: Scenario, gpu: dict[str, Any], cats: Catalogs) -> dict[str, Any]:
-    row = gpu_price(cats.prices, str(gpu["name"]), s.snapshot or None)
-    discount = pricing_discount(cats.pricing_modes, s.pricing)
+    row = lookup_gpu_price(cats.prices, str(gpu["name"]), s.snapshot or None)
+    discount = lookup_pricing_discount(cats.pricing_modes, s.pricing)
     median = None if row is None else row["usd_per_gpu_hour_median"]
     if s.usd_per_gpu_hour is None and median is None:
         band = resolve_rate(None, NAN)
@@ -263,8 +263,8 @@ def resolve(s: Scenario, cats: Catalogs | None = None) -> Resolved:
     cats = default_catalogs() if cats is None else cats
     shape = model_shape(s)
     model_cols, counts = _model_columns(s, shape)
-    gpu = find_gpu(cats.gpus, s.gpu)
-    region = find_region(cats.grid, s.region)
+    gpu = lookup_gpu(cats.gpus, s.gpu)
+    region = lookup_region(cats.grid, s.region)
     hw = gpu_columns(s, gpu, cats, model_cols["n_active_params"])
     columns = {
         **model_cols,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.catalog import find_gpu
+from planner.cached_lookup import lookup_gpu
 from ui.data import catalogs, model_names
 from ui.model_input import render_model_picker
 from ui.state import bound, scenario
@@ -49,7 +49,7 @@ def _gpu_select() -> None:
 
     def canonical(value: str) -> str:
         try:
-            return str(find_gpu(catalogs().gpus, value)["name"])
+            return str(lookup_gpu(catalogs().gpus, value)["name"])
         except ValueError:
             return names[0]
 

@@ -1,27 +1,76 @@
-"""The current scenario's estimate, computed through the planner for whichever page asks."""
+"""The current scenario's estimate, computed through the planner for whichever page asks.
+
+The sidebar's four override hints and the page itself all need the same resolved inputs, so each browser
+session keeps its last scenario's (Resolved, Estimate) in `st.session_state` and recomputes only when the
+scenario object or the catalogues it was resolved against are no longer the same objects. A scenario is
+frozen and every change makes a new object (`ui.state.set_scenario`), so identity is an exact key; holding
+the objects in the memo keeps their ids from being reused. Nothing is shared between sessions.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
 
+from planner.catalog import Catalogs
 from planner.estimate import Resolved, estimate_resolved, resolve
 from planner.results import Estimate
+from planner.scenario import Scenario
 from ui.data import catalogs
 from ui.state import scenario
+
+MEMO_KEY = "estimate_cache.memo"  # no widget uses the key
+
+
+@dataclass
+class _Memo:
+    """One session's last scenario, the catalogues it was resolved against, and what came out."""
+
+    scenario: Scenario
+    catalogs: Catalogs
+    resolved: Resolved | None = None
+    error: ValueError | None = None
+    estimate: Estimate | None = None
+
+
+def _memo() -> _Memo:
+    s, cats = scenario(), catalogs()
+    memo = st.session_state.get(MEMO_KEY)
+    if memo is not None and memo.scenario is s and memo.catalogs is cats:
+        return memo
+    memo = _Memo(s, cats)
+    try:
+        memo.resolved = resolve(s, cats)
+    except ValueError as err:
+        memo.error = err
+    st.session_state[MEMO_KEY] = memo
+    return memo
+
+
+def current_resolved() -> Resolved:
+    """The session's scenario resolved against its catalogues; raises ValueError for unknown names."""
+    memo = _memo()
+    if memo.resolved is None:
+        assert memo.error is not None
+        raise memo.error
+    return memo.resolved
 
 
 def current() -> tuple[Estimate, Resolved]:
     """Estimate of the session's scenario; errors in the data surface as a message, not a traceback."""
-    resolved = resolve(scenario(), catalogs())
-    return estimate_resolved(resolved), resolved
+    memo = _memo()
+    resolved = current_resolved()
+    if memo.estimate is None:
+        memo.estimate = estimate_resolved(resolved)
+    return memo.estimate, resolved
 
 
 def derived_values() -> dict[str, Any]:
     """Catalogue and preset values that an empty override box falls back to."""
     try:
-        return resolve(scenario(), catalogs()).derived
+        return current_resolved().derived
     except ValueError:
         return {}
 

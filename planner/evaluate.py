@@ -8,12 +8,14 @@ configuration; all three run this same function, so they can never disagree. Inp
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from planner import comm, compute, cost, energy, timing
 from planner.memory import MemoryInputs, max_micro_batch, memory_per_gpu
+from planner.model_states import stage_model_states
 
 Columns = Mapping[str, Any]
 SECONDS_PER_HOUR = 3600.0
@@ -111,26 +113,7 @@ def _run(
 def _memory(c: Columns) -> dict[str, Any]:
     inputs = MemoryInputs(**{name: c[name] for name in MEMORY_FIELDS if name in c})
     breakdown = memory_per_gpu(inputs)
-    unsharded = memory_per_gpu(
-        MemoryInputs(
-            **{
-                **{n: c[n] for n in MEMORY_FIELDS if n in c},
-                "tp": 1.0,
-                "pp": 1.0,
-                "cp": 1.0,
-                "dp": 1.0,
-                "zero_stage": 0.0,
-                "offload_optimizer": 0.0,
-                "offload_params": 0.0,
-            }
-        )
-    )
-    state_total = (
-        unsharded.weights_bytes
-        + unsharded.gradients_bytes
-        + unsharded.optimizer_bytes
-        + unsharded.master_bytes
-    )
+    state_total = _model_state_bytes_total(inputs)
     shaped = c["has_shape"] > 0
     nan = np.nan
     return {
@@ -149,6 +132,27 @@ def _memory(c: Columns) -> dict[str, Any]:
         "max_micro_batch": np.where(shaped, max_micro_batch(inputs, c["vram_bytes"]), nan),
         "model_state_bytes_total": state_total,
     }
+
+
+def _model_state_bytes_total(inputs: MemoryInputs) -> Any:
+    """Weights, gradients, optimizer states and master copy of the whole model on one unsharded GPU.
+
+    The model-state terms of `memory_per_gpu` with no tensor, pipeline, context or data parallelism, no ZeRO
+    and nothing offloaded (the same `stage_model_states` rules, one stage holding the embedding and the
+    head); activations do not enter, so they are not computed.
+    """
+    whole = replace(
+        inputs,
+        tp=1.0,
+        pp=1.0,
+        cp=1.0,
+        dp=1.0,
+        zero_stage=0.0,
+        offload_optimizer=0.0,
+        offload_params=0.0,
+    )
+    states = stage_model_states(whole, 1.0, 1.0)
+    return states["weights"] + states["grads"] + states["optimizer"] + states["master"]
 
 
 def evaluate(c: Columns) -> dict[str, Any]:

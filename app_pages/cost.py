@@ -35,7 +35,9 @@ with left:
         options=["", *reversed(snapshots)],
         format_func=lambda s: f"latest ({snapshots[-1]})" if s == "" else s,
     )
-    st.caption("Your own quote per GPU-hour goes in the sidebar; it overrides the catalogue and the pricing mode.")
+    st.caption(
+        "Your own quote per GPU-hour goes in the sidebar; it overrides the catalogue and the pricing mode."
+    )
 with right:
     bound(
         st.number_input,
@@ -50,7 +52,11 @@ with right:
 est, resolved = current_or_stop()
 first, second, third = st.columns(3)
 first.metric(
-    "Cost", fmt.usd(est.cost_usd), f"range {fmt.band(est.cost_usd_low, est.cost_usd_high)}", delta_color="off", delta_arrow="off"
+    "Cost",
+    fmt.usd(est.cost_usd),
+    f"range {fmt.band(est.cost_usd_low, est.cost_usd_high)}",
+    delta_color="off",
+    delta_arrow="off",
 )
 second.metric("Rate", f"{fmt.usd(est.usd_per_gpu_hour)}/GPU-h")
 third.metric("Per million training tokens", fmt.usd(est.usd_per_million_tokens))
@@ -84,7 +90,7 @@ gpus = sorted(prices["gpu"].unique().to_list())
 default = [g for g in (est.gpu, "H100 SXM", "A100 80GB SXM") if g in gpus]
 chosen = st.multiselect("GPUs", gpus, default=list(dict.fromkeys(default)), key="price_history_gpus")
 history = prices.filter(pl.col("gpu").is_in(chosen)).with_columns(pl.col("snapshot").str.to_date())
-st.altair_chart(charts.price_history(history), width="stretch")
+st.vega_lite_chart(spec=charts.price_history(history), width="stretch")
 assumptions(
     [
         "Catalogue rates are the median on-demand price across providers in the chosen dated snapshot; providers "

@@ -81,17 +81,18 @@ breakdown_table(
         ("Carbon", "energy × grid intensity", f"{fmt.sig(est.co2e_kg)} kg CO2e"),
     ]
 )
-st.altair_chart(charts.bars(parts, "kwh", "component", "kWh"), width="stretch")
+st.vega_lite_chart(spec=charts.bars(parts, "kwh", "component", "kWh"), width="stretch")
 st.subheader("This run's carbon across regions")
 regions = co2e_by_region(est.energy_kwh, grid).sort("co2e_kg")
-st.altair_chart(
-    charts.bars(
+st.vega_lite_chart(
+    spec=charts.bars(
         regions.with_columns(pl.col("label").alias("region_label")),
         "co2e_kg",
         "region_label",
         "kg CO2e",
         highlight=resolved.region_label,
-    ).properties(height=600),
+        height=600,
+    ),
     width="stretch",
 )
 assumptions(

@@ -119,7 +119,7 @@ second.metric(
 third.metric("Largest micro-batch that fits", fmt.count(est.max_micro_batch))
 
 components = memory_components(est)
-st.altair_chart(charts.memory_stack(components, est.vram_gib), width="stretch")
+st.vega_lite_chart(spec=charts.memory_stack(components, est.vram_gib), width="stretch")
 breakdown_table(
     [(row["component"], row["how"], fmt.gib(row["gib"])) for row in components.iter_rows(named=True)]
     + [
@@ -141,8 +141,8 @@ if est.fits_vram is False:
 st.subheader("Peak memory against micro-batch")
 curve = memory_vs_micro_batch(resolved)
 if curve.height:
-    st.altair_chart(
-        charts.lines_with_limit(
+    st.vega_lite_chart(
+        spec=charts.lines_with_limit(
             curve, "micro_batch", "peak_gib", "recompute", est.vram_gib, "Micro-batch", "Peak GiB per GPU"
         ),
         width="stretch",

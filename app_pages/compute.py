@@ -154,7 +154,7 @@ params = parameter_breakdown(resolved)
 if params is None:
     st.info("Parameter breakdown needs the model's shape: choose a preset or import a config.json.")
 else:
-    st.dataframe(params, hide_index=True, width="stretch")
+    st.dataframe(params.to_arrow(), hide_index=True, width="stretch")
 render_shape_editor(resolved.shape)
 assumptions(
     [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from planner.catalog import snapshot_ids
+from planner.cached_lookup import lookup_snapshot_ids
 from planner.cost import EXPERIMENTS_MULTIPLIER_GUIDANCE
 from ui import charts
 from ui import format as fmt
@@ -22,7 +22,7 @@ PRICING_LABELS = {
 }
 
 st.title("Cost")
-snapshots = snapshot_ids(catalogs().prices)
+snapshots = lookup_snapshot_ids(catalogs().prices)
 left, right = st.columns(2)
 with left:
     bound(
@@ -89,7 +89,9 @@ prices = catalogs().prices
 gpus = sorted(prices["gpu"].unique().to_list())
 default = [g for g in (est.gpu, "H100 SXM", "A100 80GB SXM") if g in gpus]
 chosen = st.multiselect("GPUs", gpus, default=list(dict.fromkeys(default)), key="price_history_gpus")
-history = prices.filter(pl.col("gpu").is_in(chosen)).with_columns(pl.col("snapshot").str.to_date())
+history = prices.filter(pl.col("gpu").is_in(chosen)).select(
+    "gpu", pl.col("snapshot").str.to_date(), "usd_per_gpu_hour_median"
+)
 st.vega_lite_chart(spec=charts.price_history(history), width="stretch")
 assumptions(
     [

@@ -86,7 +86,7 @@ st.subheader("This run's carbon across regions")
 regions = co2e_by_region(est.energy_kwh, grid).sort("co2e_kg")
 st.vega_lite_chart(
     spec=charts.bars(
-        regions.with_columns(pl.col("label").alias("region_label")),
+        regions.select(pl.col("label").alias("region_label"), "co2e_kg"),
         "co2e_kg",
         "region_label",
         "kg CO2e",

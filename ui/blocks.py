@@ -16,8 +16,9 @@ def breakdown_table(rows: Sequence[tuple[str, str, str]]) -> None:
     frame = pl.DataFrame(
         {"Quantity": [r[0] for r in rows], "How": [r[1] for r in rows], "Value": [r[2] for r in rows]}
     )
-    # Tall enough to show every row without an inner scroll bar (35 px per row plus the header).
-    st.dataframe(frame, hide_index=True, width="stretch", height=35 * (frame.height + 1) + 3)
+    # Tall enough to show every row without an inner scroll bar (35 px per row plus the header). Handed over
+    # as Arrow: Streamlit sends an Arrow table as it is, while a polars frame goes through pandas first.
+    st.dataframe(frame.to_arrow(), hide_index=True, width="stretch", height=35 * (frame.height + 1) + 3)
 
 
 def fit_verdict(est: Estimate) -> str:

@@ -5,10 +5,15 @@
   GPU-dependent inputs did not change, so the per-GPU columns come from compare's memo; compare_cold_ms
   clears that memo before each call (the first rerun after a precision, price or method change).
 - page_rerun_ms: for every page registered in app.py, an AppTest of the whole app switched to that page, then
-  the median time of a full rerun after setting the sidebar's epochs input alternately to 4 and 3 (24 reruns
-  after 3 warm-up ones); page_rerun_max_ms is the slowest page.
+  the median time of a full rerun after setting the sidebar's epochs input to a value it has not had before in
+  that session (4, 5, 6, ...: 24 reruns after 3 warm-up ones), so no per-scenario memo can answer a rerun
+  from an earlier one; page_rerun_max_ms is the slowest page.
 - floor_rerun_ms: bench/floor_app.py (one number input) measured the same way in the same process, so the page
   figures can be read against what AppTest itself costs on this machine.
+- script_compile_ms: part of every AppTest rerun above that a server does not pay per rerun: AppTest gives
+  each run a fresh script cache, so app.py and the page are parsed, rewritten for Streamlit's "magic" and
+  compiled again on every rerun, while a server compiles each file once (median CPU time of one such compile
+  of app.py + the page, and of the floor script). Reported beside the rerun figures, not subtracted.
 - If bench/sweep_bench.py exists, its `measure()` dict is merged in.
 """
 
@@ -35,7 +40,8 @@ N_COMPARE_COLD = 20
 N_RERUNS = 24
 N_WARMUP_RERUNS = 3
 SIDEBAR_INPUT, FLOOR_INPUT = "w.epochs", "epochs"
-EPOCH_VALUES = (4.0, 3.0)
+FIRST_EPOCHS = 4.0  # rerun i sets epochs to FIRST_EPOCHS + i: always a new scenario
+N_COMPILE = 15
 
 
 def median_ms(call: Callable[[], Any], repeats: int, before_each: Callable[[], Any] | None = None) -> float:
@@ -70,7 +76,7 @@ def registered_pages(app: Path = ROOT / "app.py") -> list[str]:
 
 
 def rerun_ms(script: Path, widget_key: str, page: str | None = None, in_sidebar: bool = True) -> float:
-    """Median seconds of a full AppTest rerun after a number input changes (alternating two values), in ms."""
+    """Median time of a full AppTest rerun after a number input changes to a new value, in ms."""
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
@@ -81,7 +87,7 @@ def rerun_ms(script: Path, widget_key: str, page: str | None = None, in_sidebar:
     root = at.sidebar if in_sidebar else at
     times = []
     for i in range(N_WARMUP_RERUNS + N_RERUNS):
-        root.number_input(key=widget_key).set_value(EPOCH_VALUES[i % 2])
+        root.number_input(key=widget_key).set_value(FIRST_EPOCHS + i)
         start = time.perf_counter()
         at.run()
         if i >= N_WARMUP_RERUNS:
@@ -91,15 +97,32 @@ def rerun_ms(script: Path, widget_key: str, page: str | None = None, in_sidebar:
     return statistics.median(times) * 1e3
 
 
+def compile_ms(*scripts: Path) -> float:
+    """Median CPU time of what AppTest redoes for `scripts` on every rerun: read, add magic, compile (ms)."""
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+
+    times = []
+    for _ in range(N_COMPILE):
+        cache = ScriptCache()  # as AppTest's runner makes one per run
+        start = time.thread_time()
+        for script in scripts:
+            cache.get_bytecode(str(script))
+        times.append(time.thread_time() - start)
+    return statistics.median(times) * 1e3
+
+
 def page_figures() -> dict[str, Any]:
     floor = rerun_ms(ROOT / "bench" / "floor_app.py", FLOOR_INPUT, in_sidebar=False)
     pages = {Path(page).stem: rerun_ms(ROOT / "app.py", SIDEBAR_INPUT, page) for page in registered_pages()}
+    compiles = {Path(page).stem: compile_ms(ROOT / "app.py", ROOT / page) for page in registered_pages()}
     slowest = max(pages.values())
     return {
         "page_rerun_ms": pages,
         "page_rerun_max_ms": slowest,
         "floor_rerun_ms": floor,
         "page_rerun_max_over_floor": slowest / floor,
+        "script_compile_ms": compiles,
+        "floor_script_compile_ms": compile_ms(ROOT / "bench" / "floor_app.py"),
     }
 
 
@@ -120,7 +143,8 @@ def main() -> None:
     figures.update(page_figures())
     figures.update(sweep_figures())
     rounded = {k: round(v, 3) if isinstance(v, float) else v for k, v in figures.items()}
-    rounded["page_rerun_ms"] = {k: round(v, 3) for k, v in figures["page_rerun_ms"].items()}
+    for name in ("page_rerun_ms", "script_compile_ms"):
+        rounded[name] = {k: round(v, 3) for k, v in figures[name].items()}
     print(json.dumps(rounded, indent=2))
 
 

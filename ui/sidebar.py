@@ -6,6 +6,7 @@ import streamlit as st
 
 from planner.cached_lookup import lookup_gpu
 from ui.data import catalogs, model_names
+from ui.estimate_cache import derived_values
 from ui.model_input import render_model_picker
 from ui.state import bound, scenario
 
@@ -29,13 +30,18 @@ def render_sidebar() -> None:
     st.subheader("Hardware")
     _gpu_select()
     bound(NUMBER, "Number of GPUs", "n_gpus", min_value=1, step=1)
-    _overridable("Peak TFLOP/s (dense, training precision)", "peak_tflops", "catalog_peak_tflops", "%.1f")
-    _overridable("VRAM per GPU (GiB)", "vram_gib", "catalog_vram_gib", "%.2f")
-    _overridable("Price per GPU-hour (USD)", "usd_per_gpu_hour", "catalog_usd_per_gpu_hour", "%.2f")
+    derived = derived_values()
+    _overridable(
+        "Peak TFLOP/s (dense, training precision)", "peak_tflops", derived.get("catalog_peak_tflops"), "%.1f"
+    )
+    _overridable("VRAM per GPU (GiB)", "vram_gib", derived.get("catalog_vram_gib"), "%.2f")
+    _overridable(
+        "Price per GPU-hour (USD)", "usd_per_gpu_hour", derived.get("catalog_usd_per_gpu_hour"), "%.2f"
+    )
     _overridable(
         "MFU (model FLOPs utilisation)",
         "mfu",
-        "preset_mfu",
+        derived.get("preset_mfu"),
         "%.3f",
         max_value=1.0,
         help="Share of the peak a run really achieves. Leave empty for the preset derived from "
@@ -65,11 +71,8 @@ def _gpu_select() -> None:
         st.caption(f"'{current}' is read as {canonical(current)}.")
 
 
-def _overridable(label: str, field: str, derived_key: str, fmt: str, **kwargs: object) -> None:
-    """Empty means "take it from the catalogue or preset"; a typed value is an override and is marked."""
-    from ui.estimate_cache import derived_values
-
-    derived = derived_values().get(derived_key)
+def _overridable(label: str, field: str, derived: float | None, fmt: str, **kwargs: object) -> None:
+    """Empty means "take it from the catalogue or preset" (`derived`); a typed value is an override and is marked."""
     hint = "n/a" if derived is None else (fmt % derived)
     value = bound(NUMBER, label, field, min_value=0.0, format=fmt, placeholder=f"{hint} (default)", **kwargs)
     if value is not None:

@@ -24,6 +24,7 @@ from streamlit.testing.v1 import AppTest
 
 import planner.query
 from planner.scenario import Scenario
+from ui.state import NOTICES_KEY, SAVED_KEY, SCENARIO_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -69,7 +70,7 @@ def told(at: AppTest) -> str:
     strict xfail `test_notices_show_on_a_page_that_stops_early` tracks that bug); never losing a notice is
     what the fuzz tests check.
     """
-    return " ".join([*shown(at), *at.session_state["notices"]])
+    return " ".join([*shown(at), *at.session_state[NOTICES_KEY]])
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -154,7 +155,7 @@ def test_fuzzed_share_links_render_and_name_what_they_drop(query: dict[str, Any]
     at = new_app(query)
     assert_healthy(at, query)
     notices = told(at)
-    result = at.session_state["scenario"]
+    result = at.session_state[SCENARIO_KEY]
     for key, value in query.items():
         raw = value[-1] if isinstance(value, list) else value  # a repeated key: the last one counts
         if key not in Scenario.model_fields:
@@ -170,8 +171,8 @@ def test_fuzzed_share_links_render_and_name_what_they_drop(query: dict[str, Any]
 def test_repeated_link_keys_take_the_last_value() -> None:
     at = new_app({"n_gpus": ["4", "16"], "epochs": ["1", "oops"]})
     assert_healthy(at, "repeated keys")
-    assert at.session_state["scenario"].n_gpus == 16
-    assert at.session_state["scenario"].epochs == Scenario().epochs
+    assert at.session_state[SCENARIO_KEY].n_gpus == 16
+    assert at.session_state[SCENARIO_KEY].epochs == Scenario().epochs
     assert any("'epochs'" in text for text in shown(at))
 
 
@@ -197,7 +198,7 @@ def test_unknown_names_in_a_link_are_reported_not_raised(key: str, value: str) -
 @pytest.mark.parametrize(("key", "value"), [("gpu", "Quantum 9000"), ("region", "mars")])
 def test_unknown_names_in_a_link_are_dropped_with_a_notice(key: str, value: str) -> None:
     at = new_app({key: value})
-    assert getattr(at.session_state["scenario"], key) == Scenario.model_fields[key].default
+    assert getattr(at.session_state[SCENARIO_KEY], key) == Scenario.model_fields[key].default
     assert any(f"'{key}'" in w.value for w in at.warning)
     assert not at.error
 
@@ -371,7 +372,7 @@ def test_fuzzed_widget_values_never_raise(page: str, changes: list[dict[str, Any
             break
         widget = widgets[change["pick"] % len(widgets)]
         value = _value_for(widget, change)
-        before, field = at.session_state["scenario"], _bound_field(widget)
+        before, field = at.session_state[SCENARIO_KEY], _bound_field(widget)
         done.append((widget.type, widget.key or widget.label, value))
         _set(widget, value)
         at.run()
@@ -379,7 +380,7 @@ def test_fuzzed_widget_values_never_raise(page: str, changes: list[dict[str, Any
         if field is None:
             continue
         received = _received(widget, value)
-        after = at.session_state["scenario"]
+        after = at.session_state[SCENARIO_KEY]
         if _rejected(before, field, received):
             assert after == before, ("a rejected value changed the plan", done)
             assert field in told(at), (field, done, shown(at))
@@ -430,14 +431,14 @@ def _custom_model_app() -> AppTest:
 @pytest.mark.parametrize(("name", "data", "expected"), BAD_CONFIGS, ids=lambda v: str(v)[:24])
 def test_bad_config_upload_gets_a_clear_message(name: str, data: bytes, expected: str) -> None:
     at = _custom_model_app()
-    before = at.session_state["scenario"]
+    before = at.session_state[SCENARIO_KEY]
     at.sidebar.file_uploader(key="config_upload").upload(name, data, "application/json").run()
     at.sidebar.button(key="config_apply").click().run()
     assert_healthy(at, name)
     messages = [w.value for w in at.warning if w.value.startswith("config.json:")]
     assert messages and expected.lower() in messages[0].lower(), (expected, shown(at))
     assert len(messages[0]) < 400 and "Traceback" not in messages[0]
-    assert at.session_state["scenario"] == before
+    assert at.session_state[SCENARIO_KEY] == before
 
 
 @pytest.mark.parametrize("text", ['{"model_type": "mixtral"}', "not json at all", '{"model_type": null}'])
@@ -455,7 +456,7 @@ def test_good_config_upload_is_applied() -> None:
     at.sidebar.file_uploader(key="config_upload").upload("tiny.json", json.dumps(LLAMA).encode()).run()
     at.sidebar.button(key="config_apply").click().run()
     assert_healthy(at, "good config")
-    shape = at.session_state["scenario"].model_shape
+    shape = at.session_state[SCENARIO_KEY].model_shape
     assert shape is not None and shape.hidden_size == 4096 and shape.n_layers == 32
 
 
@@ -507,7 +508,7 @@ def test_bad_scenarios_csv_is_rejected_with_a_message(name: str, data: bytes) ->
     assert_healthy(at, name)
     assert at.error, f"{name}: no error shown"
     assert not [b for b in at.button if b.key == "scn.import"], "a bad file offered an import"
-    assert at.session_state["saved_scenarios"] == {}
+    assert at.session_state[SAVED_KEY] == {}
 
 
 def test_formula_names_survive_a_scenarios_csv_round_trip_as_text() -> None:
@@ -529,7 +530,7 @@ def test_formula_names_survive_a_scenarios_csv_round_trip_as_text() -> None:
     assert_healthy(at, "round trip")
     at.button(key="scn.import").click().run()
     assert_healthy(at, "import")
-    assert set(at.session_state["saved_scenarios"]) == set(hostile)
+    assert set(at.session_state[SAVED_KEY]) == set(hostile)
     assert read_scenarios_csv(text).scenarios == hostile
 
 

@@ -16,6 +16,8 @@ from typing import Any
 import polars as pl
 from streamlit.testing.v1 import AppTest
 
+from ui.state import SAVED_KEY, SCENARIO_KEY
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 SCANNED = ("planner", "ui")
@@ -238,13 +240,13 @@ def test_two_sessions_never_see_each_others_scenario_saves_or_uploads() -> None:
     first = AppTest.from_file(APP, default_timeout=60).run()
     _full_run(first, pages)
     second = AppTest.from_file(APP, default_timeout=60).run()
-    scenario = second.session_state["scenario"]
+    scenario = second.session_state[SCENARIO_KEY]
     assert (scenario.gpu, scenario.n_gpus) == ("H100 SXM", 8)
-    assert not second.session_state["saved_scenarios"]
+    assert not second.session_state[SAVED_KEY]
     assert "Session GPU X1" not in second.sidebar.selectbox(key="w.gpu").options
     assert second.query_params == {} or "n_gpus" not in second.query_params
     # ... and the first session still has all of its own.
     first.switch_page(pages[0]).run()
-    assert first.session_state["scenario"].n_gpus == 64
+    assert first.session_state[SCENARIO_KEY].n_gpus == 64
     if "app_pages/scenarios.py" in pages:
-        assert "only mine" in first.session_state["saved_scenarios"]
+        assert "only mine" in first.session_state[SAVED_KEY]

@@ -22,6 +22,10 @@ IDLE_SCRIPT = """() => {
 }"""
 
 
+CONTENT_HEIGHT_SCRIPT = """() => Math.max(...["stMain", "stSidebarContent"].map(
+  id => { const el = document.querySelector(`[data-testid='${id}']`); return el ? el.scrollHeight : 0; }))"""
+
+
 class AppPage:
     """A Playwright page on the running app, with the few moves every test needs."""
 
@@ -130,12 +134,22 @@ class AppPage:
 
     # --- evidence -------------------------------------------------------------------------------------
     def shot(self, step: str) -> Path:
-        """Full-page screenshot under tests/e2e/screenshots/ (git-ignored), after tables have painted."""
+        """Whole-page screenshot under tests/e2e/screenshots/ (git-ignored), after tables have painted.
+
+        Streamlit scrolls inside its main container, so Playwright's full_page sees one viewport; the
+        viewport is stretched to the content's height for the picture, then put back.
+        """
         SCREENSHOTS.mkdir(exist_ok=True)
+        size = self.page.viewport_size or {"width": 1400, "height": 1000}
+        height = self.page.evaluate(CONTENT_HEIGHT_SCRIPT)
+        self.page.set_viewport_size(
+            {"width": size["width"], "height": max(size["height"], min(height, 8000))}
+        )
         grids = self.page.get_by_test_id("stDataFrame")
         if grids.count():
             grids.first.locator("canvas").first.wait_for(state="attached", timeout=RUN_TIMEOUT_MS)
-            self.page.wait_for_timeout(600)  # the data grid paints its canvas a moment after mounting
+        self.page.wait_for_timeout(600)  # data grids and charts paint a moment after a resize
         path = SCREENSHOTS / f"{self.test_name}-{step}.png"
-        self.page.screenshot(path=str(path), full_page=True)
+        self.page.screenshot(path=str(path))
+        self.page.set_viewport_size(size)
         return path

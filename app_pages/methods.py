@@ -138,7 +138,9 @@ def cost() -> None:
         "mode", "discount_frac", "discount_frac_low", "discount_frac_high"
     )
     st.caption("Discounts off on-demand in use (data/pricing_modes.csv):")
-    st.dataframe(modes, hide_index=True)
+    # Tables go to Streamlit as Arrow: a polars frame would be converted through pandas first, about 1 ms a
+    # table, and this page shows fourteen of them on every rerun.
+    st.dataframe(modes.to_arrow(), hide_index=True)
 
 
 def energy() -> None:
@@ -163,12 +165,12 @@ def catalogues() -> None:
     st.markdown(
         "Every figure above reads these files. Rows from a team folder or your upload are counted apart."
     )
-    st.dataframe(catalogue_summary(cats), hide_index=True, width="stretch")
+    st.dataframe(catalogue_summary(cats).to_arrow(), hide_index=True, width="stretch")
     st.markdown("**Price snapshots** (dated; a snapshot is never edited, newer prices are a new file):")
-    st.dataframe(snapshot_table(cats.prices), hide_index=True, width="stretch")
+    st.dataframe(snapshot_table(cats.prices).to_arrow(), hide_index=True, width="stretch")
     for name, file_name, frame in catalogue_frames(cats):
         with st.expander(f"Sources of {name} ({file_name})"):
-            st.dataframe(sources_table(frame), hide_index=True, width="stretch")
+            st.dataframe(sources_table(frame).to_arrow(), hide_index=True, width="stretch")
 
 
 def accuracy() -> None:
@@ -181,9 +183,9 @@ def accuracy() -> None:
         "with what was measured; error = predicted ÷ measured − 1. Rows that lack an input are skipped and "
         "say why."
     )
-    st.dataframe(accuracy_summary_table(report), hide_index=True, width="stretch")
+    st.dataframe(accuracy_summary_table(report).to_arrow(), hide_index=True, width="stretch")
     with st.expander("Every case"):
-        st.dataframe(accuracy_rows_table(report), hide_index=True, width="stretch")
+        st.dataframe(accuracy_rows_table(report).to_arrow(), hide_index=True, width="stretch")
 
 
 def version() -> None:

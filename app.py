@@ -36,6 +36,10 @@ with st.sidebar:
 # Rejected inputs are reported at the top of the page; the area is filled last so that messages queued by
 # widget callbacks and by the page itself during this run all appear.
 notice_area = st.container()
+# A page may end its run early with st.stop(); the notices and the share link are written before it runs too.
+with notice_area:
+    show_notices()
+sync_query_params()
 navigation.run()
 with notice_area:
     show_notices()

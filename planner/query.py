@@ -6,16 +6,16 @@ Pure (no streamlit): the app passes `st.query_params.to_dict()` in and writes th
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from planner.scenario import Scenario
 
-MAX_QUERY_VALUE_CHARS = 20_000
+MAX_QUERY_VALUE_CHARS = 20_000  # a pasted shape JSON is ~1 kB; anything far larger is not a share link
 # Link parameters that belong to a page rather than the scenario (the Methods page's section), read by that page.
-PAGE_PARAMETERS = frozenset({"topic"})  # a pasted shape JSON is ~1 kB; anything far larger is not a share link
+PAGE_PARAMETERS = frozenset({"topic"})
 
 
 def scenario_to_query(scenario: Scenario) -> dict[str, str]:
@@ -77,3 +77,27 @@ def _validate_dropping_bad(fields: dict[str, Any], notices: list[str]) -> Scenar
                 notices.append(f"Ignored link parameter '{key}': {message}")
                 fields.pop(key, None)
     return Scenario()
+
+
+def drop_unknown_names(
+    scenario: Scenario, known: Mapping[str, Callable[[str], object]]
+) -> tuple[Scenario, list[str]]:
+    """Reset name fields the catalogues do not know (GPU, region, model, snapshot) to their defaults.
+
+    `known` maps a field to a lookup that raises ValueError for an unknown name (e.g. `find_gpu` over the
+    loaded catalogue); the error's text, which lists the closest names, becomes the notice.
+    """
+    notices: list[str] = []
+    changes: dict[str, Any] = {}
+    for field, lookup in known.items():
+        value = getattr(scenario, field)
+        if value in ("", None) or value == Scenario.model_fields[field].default:
+            continue
+        try:
+            lookup(value)
+        except ValueError as err:
+            changes[field] = Scenario.model_fields[field].default
+            notices.append(f"Ignored link parameter '{field}': {str(err).splitlines()[0]}")
+    if not changes:
+        return scenario, notices
+    return scenario.updated(**changes), notices

@@ -66,9 +66,7 @@ def shown(at: AppTest) -> list[str]:
 def told(at: AppTest) -> str:
     """What the user is told about rejected input: on the page, or queued for the next run.
 
-    Queued counts because a page that ends with st.stop() hides app.py's notice area on that run (the
-    strict xfail `test_notices_show_on_a_page_that_stops_early` tracks that bug); never losing a notice is
-    what the fuzz tests check.
+    Queued counts too: never losing a notice is what the fuzz tests check.
     """
     return " ".join([*shown(at), *at.session_state[NOTICES_KEY]])
 
@@ -189,12 +187,6 @@ def test_unknown_names_in_a_link_are_reported_not_raised(key: str, value: str) -
         assert_healthy(at, (key, value, page))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a share link naming an unknown GPU/model/region/snapshot is kept, so every estimating page "
-    "shows 'Cannot estimate this scenario' (and the sidebar says the GPU 'is read as H100 SXM'); DESIGN.md "
-    "§2 says invalid link fields are dropped with a notice. planner/query.py validates only with Scenario.",
-)
 @pytest.mark.parametrize(("key", "value"), [("gpu", "Quantum 9000"), ("region", "mars")])
 def test_unknown_names_in_a_link_are_dropped_with_a_notice(key: str, value: str) -> None:
     at = new_app({key: value})
@@ -203,20 +195,11 @@ def test_unknown_names_in_a_link_are_dropped_with_a_notice(key: str, value: str)
     assert not at.error
 
 
-STOP_BUG = (
-    "BUG: a page that ends with st.stop() (Plan search before a search; every estimating page when the "
-    "estimate fails) ends the run before app.py's show_notices() and sync_query_params(), so rejected input "
-    "goes unexplained and the URL is stale on that page. Fix in app.py: also call both before navigation.run()."
-)
-
-
-@pytest.mark.xfail(strict=True, reason=STOP_BUG)
 def test_notices_show_when_the_estimate_fails() -> None:
     at = new_app({"no_such_field": "1", "model": "GPT-7"})
     assert any("no_such_field" in w.value for w in at.warning), shown(at)
 
 
-@pytest.mark.xfail(strict=True, reason=STOP_BUG)
 def test_notices_show_on_a_page_that_stops_early() -> None:
     if "app_pages/plan_search.py" not in PAGES:
         pytest.skip("the Plan search page (app_pages/plan_search.py) is not registered in app.py yet")

@@ -14,7 +14,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from planner.errors import describe_validation_error
-from planner.query import scenario_from_query, scenario_to_query
+from planner.query import drop_unknown_names, scenario_from_query, scenario_to_query
 from planner.scenario import Scenario
 
 SCENARIO_KEY = "scenario"
@@ -28,9 +28,31 @@ def init_state() -> None:
     ss = st.session_state
     if SCENARIO_KEY not in ss:
         scenario, notices = scenario_from_query(st.query_params.to_dict())
+        scenario, unknown = drop_unknown_names(scenario, _name_lookups())
         ss[SCENARIO_KEY] = scenario
-        ss[NOTICES_KEY] = notices
+        ss[NOTICES_KEY] = notices + unknown
         ss.setdefault(SAVED_KEY, {})
+
+
+def _name_lookups() -> dict[str, Callable[[str], object]]:
+    """Lookups that raise ValueError (naming the closest matches) for names the catalogues do not know."""
+    from planner.catalog import find_gpu, find_region, snapshot_ids
+    from planner.models import find_model
+    from planner.resolve import default_presets
+    from ui.data import catalogs
+
+    cats = catalogs()
+
+    def snapshot(name: str) -> None:
+        if name not in snapshot_ids(cats.prices):
+            raise ValueError(f"no price snapshot {name!r}; available: {', '.join(snapshot_ids(cats.prices))}")
+
+    return {
+        "gpu": lambda name: find_gpu(cats.gpus, name),
+        "region": lambda name: find_region(cats.grid, name),
+        "model": lambda name: find_model(default_presets(), name),
+        "snapshot": snapshot,
+    }
 
 
 def scenario() -> Scenario:

@@ -14,7 +14,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from planner.errors import describe_validation_error
-from planner.query import drop_unknown_names, scenario_from_query, scenario_to_query
+from planner.query import PAGE_PARAMETERS, drop_unknown_names, scenario_from_query, scenario_to_query
 from planner.scenario import Scenario
 
 SCENARIO_KEY = "scenario"
@@ -107,6 +107,8 @@ def bound(
 
 def sync_query_params() -> None:
     """Write the whole scenario into the URL so the link on any page reproduces the plan."""
-    wanted = scenario_to_query(scenario())
-    if st.query_params.to_dict() != wanted:
+    current = st.query_params.to_dict()
+    # A page's own parameter (the Methods page's topic) stays for that page to read.
+    wanted = {**scenario_to_query(scenario()), **{k: v for k, v in current.items() if k in PAGE_PARAMETERS}}
+    if current != wanted:
         st.query_params.from_dict(wanted)

@@ -81,7 +81,12 @@ shown = filter_rows(everything, vendors, min_memory, priced_only, fitting_only)
 shown = sort_rows(pareto_frontier(shown, among="fits_vram"), metric)
 visible = [name for name in TABLE_COLUMNS if name in shown.columns]
 st.dataframe(
-    shown.select(visible), column_config=TABLE_COLUMNS, hide_index=True, width="stretch", key="compare.table"
+    shown.select(visible).to_arrow(),
+    column_config=TABLE_COLUMNS,
+    hide_index=True,
+    width="stretch",
+    key="compare.table",
+    placeholder="—",  # no count fits, or no price / rate for this GPU
 )
 st.download_button(
     "Download CSV",

@@ -8,7 +8,7 @@ import streamlit as st
 from planner.explore import parameter_breakdown, scaling_curve
 from ui import charts
 from ui import format as fmt
-from ui.blocks import assumptions, breakdown_table, model_note, unavailable_notes
+from ui.blocks import assumptions, breakdown_table, context_caption, model_note, unavailable_notes
 from ui.data import catalogs
 from ui.estimate_cache import current_or_stop
 from ui.model_input import render_shape_editor
@@ -98,6 +98,7 @@ with st.expander("Data, efficiency and parallel layout", expanded=False):
         bound(st.number_input, "Checkpoints saved", "n_checkpoints", min_value=0, step=1)
 
 est, resolved = current_or_stop()
+context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
 model_note(est, bool(resolved.shape and resolved.shape.is_moe))
 first, second, third, fourth = st.columns(4)
 first.metric("Wall clock", fmt.hours(est.wall_clock_h))
@@ -118,7 +119,7 @@ breakdown_table(
         ("Hardware FLOPs", "model FLOPs plus recomputed forward passes", fmt.sci(est.hardware_flops, "FLOP")),
         (
             "Per-GPU rate",
-            f"{est.peak_tflops:,.1f} TFLOP/s peak × MFU {est.mfu:.3f}",
+            f"{est.peak_tflops:,.1f} TFLOP/s peak × achieved MFU {est.mfu:.3f}",
             fmt.sci(est.per_device_flops_per_s, "FLOP/s"),
         ),
         (
@@ -154,7 +155,17 @@ params = parameter_breakdown(resolved)
 if params is None:
     st.info("Parameter breakdown needs the model's shape: choose a preset or import a config.json.")
 else:
-    st.dataframe(params.to_arrow(), hide_index=True, width="stretch")
+    st.dataframe(
+        params.to_arrow(),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "component": "Component",
+            "n_params": st.column_config.NumberColumn("Parameters", format="localized"),
+            "billions": st.column_config.NumberColumn("Billions", format="%.3f"),
+            "share_frac": st.column_config.NumberColumn("Share of total", format="percent"),
+        },
+    )
 render_shape_editor(resolved.shape)
 assumptions(
     [

@@ -9,7 +9,7 @@ from planner.cached_lookup import lookup_snapshot_ids
 from planner.cost import EXPERIMENTS_MULTIPLIER_GUIDANCE
 from ui import charts
 from ui import format as fmt
-from ui.blocks import assumptions, breakdown_table
+from ui.blocks import assumptions, breakdown_table, context_caption
 from ui.data import catalogs
 from ui.estimate_cache import current_or_stop
 from ui.state import bound
@@ -50,6 +50,7 @@ with right:
     st.caption(EXPERIMENTS_MULTIPLIER_GUIDANCE)
 
 est, resolved = current_or_stop()
+context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
 first, second, third = st.columns(3)
 first.metric(
     "Cost",

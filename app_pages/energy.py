@@ -9,7 +9,7 @@ from planner.energy import GPU_UTIL_EXPLANATION, PUE_EXPLANATION
 from planner.views import co2e_by_region, energy_components
 from ui import charts
 from ui import format as fmt
-from ui.blocks import assumptions, breakdown_table
+from ui.blocks import assumptions, breakdown_table, context_caption
 from ui.data import catalogs
 from ui.estimate_cache import current_or_stop
 from ui.presets import preset_picker
@@ -57,6 +57,7 @@ with right:
     )
 
 est, resolved = current_or_stop()
+context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
 first, second, third = st.columns(3)
 first.metric(
     "Energy",

@@ -8,7 +8,14 @@ from planner.explore import memory_vs_micro_batch, suggest_fixes
 from planner.views import memory_components
 from ui import charts
 from ui import format as fmt
-from ui.blocks import assumptions, breakdown_table, memory_metric, model_note, unavailable_notes
+from ui.blocks import (
+    assumptions,
+    breakdown_table,
+    context_caption,
+    memory_metric,
+    model_note,
+    unavailable_notes,
+)
 from ui.estimate_cache import current_or_stop
 from ui.state import bound, scenario
 
@@ -100,6 +107,7 @@ with right:
     )
 
 est, resolved = current_or_stop()
+context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
 model_note(est, bool(resolved.shape and resolved.shape.is_moe))
 s = resolved.scenario
 st.markdown(

@@ -5,15 +5,20 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import format as fmt
-from ui.blocks import assumptions, breakdown_table, memory_metric, model_note, unavailable_notes
+from ui.blocks import (
+    assumptions,
+    breakdown_table,
+    context_caption,
+    memory_metric,
+    model_note,
+    unavailable_notes,
+)
 from ui.estimate_cache import current_or_stop
 
 st.title("Overview")
 est, resolved = current_or_stop()
 model_note(est, bool(resolved.shape and resolved.shape.is_moe))
-st.caption(
-    f"{resolved.model_label} ({est.n_params / 1e9:,.2f} B parameters) on {est.gpu} × {resolved.scenario.n_gpus}"
-)
+context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
 
 first, second, third = st.columns(3)
 first.metric(
@@ -50,7 +55,7 @@ breakdown_table(
         ("Total FLOPs", resolved.flops_rule, fmt.sci(est.total_flops, "FLOP")),
         (
             "Per GPU, after utilisation",
-            f"peak {est.peak_tflops:,.1f} TFLOP/s × MFU {est.mfu:.3f}",
+            f"peak {est.peak_tflops:,.1f} TFLOP/s × achieved MFU {est.mfu:.3f}",
             fmt.sci(est.per_device_flops_per_s, "FLOP/s"),
         ),
         (

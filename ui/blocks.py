@@ -57,3 +57,9 @@ def model_note(est: Estimate, is_moe: bool) -> None:
             f"counts the {est.n_active_params / 1e9:,.1f} B active per token.",
             icon=":material/hub:",
         )
+
+
+def context_caption(est: Estimate, model_label: str, n_gpus: int) -> None:
+    """Which model and hardware the page's figures are for."""
+    size = "" if "bare count" in model_label else f" ({est.n_params / 1e9:,.2f} B parameters)"
+    st.caption(f"{model_label}{size} on {est.gpu} × {n_gpus}")

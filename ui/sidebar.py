@@ -43,9 +43,12 @@ def render_sidebar() -> None:
         "mfu",
         derived.get("preset_mfu"),
         "%.3f",
+        default_word="preset, compute only",
         max_value=1.0,
-        help="Share of the peak a run really achieves. Leave empty for the preset derived from "
-        "published measurements for this GPU generation, model size and method.",
+        help="Share of the peak a run really achieves, end to end. Leave empty for the preset derived from "
+        "published measurements for this GPU generation, model size and method: the preset counts compute "
+        "only, and the planner adds communication and the pipeline bubble, so the achieved MFU shown on the "
+        "pages is a little lower. A value you enter is taken as end to end (as training logs report it).",
     )
 
 
@@ -71,9 +74,13 @@ def _gpu_select() -> None:
         st.caption(f"'{current}' is read as {canonical(current)}.")
 
 
-def _overridable(label: str, field: str, derived: float | None, fmt: str, **kwargs: object) -> None:
+def _overridable(
+    label: str, field: str, derived: float | None, fmt: str, default_word: str = "default", **kwargs: object
+) -> None:
     """Empty means "take it from the catalogue or preset" (`derived`); a typed value is an override and is marked."""
     hint = "n/a" if derived is None else (fmt % derived)
-    value = bound(NUMBER, label, field, min_value=0.0, format=fmt, placeholder=f"{hint} (default)", **kwargs)
+    value = bound(
+        NUMBER, label, field, min_value=0.0, format=fmt, placeholder=f"{hint} ({default_word})", **kwargs
+    )
     if value is not None:
         st.caption(f":orange[✎ Override] — default would be {hint}. Clear the box to use it.")

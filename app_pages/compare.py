@@ -21,6 +21,7 @@ from ui import compare_charts
 from ui import format as fmt
 from ui.blocks import assumptions
 from ui.data import catalogs
+from ui.methods_link import methods_link
 from ui.state import scenario
 
 OVERRIDE_LABELS = {"usd_per_gpu_hour": "price quote", "peak_tflops": "peak TFLOP/s", "vram_gib": "VRAM"}
@@ -58,6 +59,7 @@ except ValueError as err:
 st.caption(
     f"{s.n_gpus} GPUs of each type, the same layout (TP {s.tp} · PP {s.pp} · CP {s.cp}) and global batch."
 )
+methods_link("catalogues", label="Where the GPU figures and prices come from")
 overridden = [OVERRIDE_LABELS[name] for name in OVERRIDE_FIELDS if getattr(s, name) is not None]
 if overridden:
     st.info(

@@ -11,6 +11,7 @@ from ui import format as fmt
 from ui.blocks import assumptions, breakdown_table, context_caption, model_note, unavailable_notes
 from ui.data import catalogs
 from ui.estimate_cache import current_or_stop
+from ui.methods_link import methods_link
 from ui.model_input import render_shape_editor
 from ui.presets import preset_picker
 from ui.state import bound
@@ -99,6 +100,7 @@ with st.expander("Data, efficiency and parallel layout", expanded=False):
 
 est, resolved = current_or_stop()
 context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
+methods_link("flops")
 model_note(est, bool(resolved.shape and resolved.shape.is_moe))
 first, second, third, fourth = st.columns(4)
 first.metric("Wall clock", fmt.hours(est.wall_clock_h))

@@ -12,7 +12,9 @@ from ui import format as fmt
 from ui.blocks import assumptions, breakdown_table, context_caption
 from ui.data import catalogs
 from ui.estimate_cache import current_or_stop
+from ui.methods_link import methods_link
 from ui.state import bound
+from ui.team_data import origin_note
 
 PRICING_LABELS = {
     "on_demand": "On demand",
@@ -51,6 +53,8 @@ with right:
 
 est, resolved = current_or_stop()
 context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
+origin_note(resolved)
+methods_link("cost")
 first, second, third = st.columns(3)
 first.metric(
     "Cost",

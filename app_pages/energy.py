@@ -12,6 +12,7 @@ from ui import format as fmt
 from ui.blocks import assumptions, breakdown_table, context_caption
 from ui.data import catalogs
 from ui.estimate_cache import current_or_stop
+from ui.methods_link import methods_link
 from ui.presets import preset_picker
 from ui.state import bound
 
@@ -58,6 +59,7 @@ with right:
 
 est, resolved = current_or_stop()
 context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
+methods_link("energy")
 first, second, third = st.columns(3)
 first.metric(
     "Energy",

@@ -17,6 +17,7 @@ from ui.blocks import (
     unavailable_notes,
 )
 from ui.estimate_cache import current_or_stop
+from ui.methods_link import methods_link
 from ui.state import bound, scenario
 
 RECOMPUTE_LABELS = {
@@ -108,6 +109,7 @@ with right:
 
 est, resolved = current_or_stop()
 context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
+methods_link("memory")
 model_note(est, bool(resolved.shape and resolved.shape.is_moe))
 s = resolved.scenario
 st.markdown(

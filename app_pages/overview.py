@@ -14,11 +14,15 @@ from ui.blocks import (
     unavailable_notes,
 )
 from ui.estimate_cache import current_or_stop
+from ui.methods_link import methods_link
+from ui.team_data import origin_note
 
 st.title("Overview")
 est, resolved = current_or_stop()
 model_note(est, bool(resolved.shape and resolved.shape.is_moe))
 context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
+origin_note(resolved)
+methods_link("time")
 
 first, second, third = st.columns(3)
 first.metric(

@@ -35,21 +35,25 @@ CUSTOM_MODEL = ""  # `model` left empty: the plan uses the bare `params_b` count
 
 
 class Scenario(BaseModel):
-    """All inputs of one training-run plan. Results live in `planner.estimate.Estimate`."""
+    """All inputs of one training-run plan. Results live in `planner.estimate.Estimate`.
+
+    Lower bounds are set where a smaller value would be meaningless and would overflow the arithmetic (a GPU
+    slower than 1 GFLOP/s, MFU below 0.1 %, less than one token per example).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     # --- model -------------------------------------------------------------------------------------
     model: str = Field("Llama 3.1 8B", max_length=120, description="preset name; empty for a custom model")
-    params_b: float | None = Field(None, gt=0, le=100_000, description="bare parameter count, billions")
+    params_b: float | None = Field(None, ge=1e-6, le=100_000, description="bare parameter count, billions")
     model_shape: ModelShape | None = Field(None, description="an imported or edited shape")
 
     # --- data --------------------------------------------------------------------------------------
     examples: int = Field(30_000, ge=1, le=10**13, description="training examples")
-    tokens_per_example: float = Field(1_000, gt=0, le=10**8, description="prompt + completion tokens")
-    epochs: float = Field(3, gt=0, le=10_000)
+    tokens_per_example: float = Field(1_000, ge=1, le=10**8, description="prompt + completion tokens")
+    epochs: float = Field(3, ge=0.001, le=10_000)
     total_tokens_b: float | None = Field(
-        None, gt=0, le=10**6, description="overrides examples x tokens x epochs"
+        None, ge=1e-6, le=10**6, description="overrides examples x tokens x epochs"
     )
     seq_len: int = Field(4096, ge=16, le=2**21, description="training sequence length, tokens")
     packing: bool = Field(True, description="pack examples into full sequences (no padding)")
@@ -59,20 +63,22 @@ class Scenario(BaseModel):
     n_gpus: int = Field(8, ge=1, le=1_000_000)
     gpus_per_node: int = Field(8, ge=1, le=1024)
     peak_tflops: float | None = Field(
-        None, gt=0, le=1_000_000, description="dense peak at training precision"
+        None, ge=0.001, le=1_000_000, description="dense peak at training precision"
     )
-    vram_gib: float | None = Field(None, gt=0, le=100_000)
+    vram_gib: float | None = Field(None, ge=0.01, le=100_000)
 
     # --- compute -----------------------------------------------------------------------------------
-    mfu: float | None = Field(None, gt=0, le=1, description="model FLOPs utilisation; empty = preset")
+    mfu: float | None = Field(None, ge=0.001, le=1, description="model FLOPs utilisation; empty = preset")
     efficiency_band: EfficiencyBand = "typical"
     flops_per_param_token: float | None = Field(None, gt=0, le=1000, description="overrides the FLOP model")
-    inter_node_gb_per_s: float = Field(50.0, gt=0, le=100_000, description="network bandwidth per GPU, GB/s")
+    inter_node_gb_per_s: float = Field(
+        50.0, ge=0.001, le=100_000, description="network bandwidth per GPU, GB/s"
+    )
     # 0.9: the overlap at which the published throughput rows are consistent (scripts/check_throughput_rows.py;
     # at 0.5 some measured runs would need more than 100 % of the dense peak).
     overlap_frac: float = Field(0.9, ge=0, le=1, description="share of communication hidden under compute")
     storage_gb_per_s: float | None = Field(
-        None, gt=0, le=100_000, description="checkpoint storage read/write, GB/s; empty = I/O not counted"
+        None, ge=0.001, le=100_000, description="checkpoint storage read/write, GB/s; empty = I/O not counted"
     )
     n_checkpoints: int = Field(10, ge=0, le=1_000_000, description="checkpoints saved during the run")
 

@@ -18,15 +18,15 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     ("flags", "field", "range_text"),
     [
         (["--mfu", "1.5"], "mfu", "<= 1"),
-        (["--mfu", "0"], "mfu", "> 0"),
+        (["--mfu", "0"], "mfu", ">= 0.001"),
         (["--devices", "-4"], "n_gpus", ">= 1"),
-        (["--epochs", "nan"], "epochs", "> 0"),
+        (["--epochs", "nan"], "epochs", ">= 0.001"),
         (["--examples", "0"], "examples", ">= 1"),
-        (["--peak-tflops", "inf"], "peak_tflops", "> 0"),
+        (["--peak-tflops", "inf"], "peak_tflops", ">= 0.001"),
         (["--tokens-per-example", "1e12"], "tokens_per_example", "<= 1e+08"),
         (["--params-b", "1e9"], "params_b", "<= 100000"),
         (["--usd-per-device-hour", "-2"], "usd_per_gpu_hour", ">= 0"),
-        (["--vram-gib", "abc"], "vram_gib", "> 0"),
+        (["--vram-gib", "abc"], "vram_gib", ">= 0.01"),
     ],
 )
 def test_out_of_range_value_exits_2_with_one_line(flags, field, range_text):

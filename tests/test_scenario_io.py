@@ -224,7 +224,7 @@ BAD_FILES = [
     pytest.param(
         _file("name,n_gpus", "a,8", "b,0"), ["Row 3, column n_gpus:", ">= 1", "got '0'"], id="range"
     ),
-    pytest.param(_file("name,mfu", "a,1.5"), ["Row 2, column mfu:", "> 0 and <= 1"], id="fraction"),
+    pytest.param(_file("name,mfu", "a,1.5"), ["Row 2, column mfu:", ">= 0.001 and <= 1"], id="fraction"),
     pytest.param(
         _file("name,n_gpus", "a,eight"), ["Row 2, column n_gpus:", "valid integer"], id="not-a-number"
     ),

@@ -146,7 +146,7 @@ breakdown_table(
 unavailable_notes(est)
 
 st.subheader("Scaling with GPU count")
-curve = scaling_curve(resolved, catalogs())
+curve = scaling_curve(resolved)
 st.vega_lite_chart(spec=charts.scaling(curve), width="stretch")
 best = curve.filter(pl.col("scaling_efficiency_frac") >= 0.8)
 if best.height:

@@ -19,9 +19,9 @@ from planner.compute import (
     model_flops_per_token,
 )
 from planner.timing import compute_time_from_step_s, run_time
+from planner.units import SECONDS_PER_HOUR
 
 SECONDS_PER_DAY = 86_400.0
-SECONDS_PER_HOUR = 3_600.0
 
 
 def flops_per_token(c: Mapping[str, Any], causal: int = 1) -> tuple[float, float]:

@@ -23,9 +23,8 @@ from planner.catalog import Catalogs
 from planner.evaluate import evaluate
 from planner.resolve import default_catalogs, gpu_columns, resolve
 from planner.scenario import Scenario
+from planner.units import GIB_BYTES, SECONDS_PER_HOUR
 
-GIB_BYTES = 2.0**30
-SECONDS_PER_HOUR = 3600.0
 # Largest GPU count searched for "fewest that fit"; the same ceiling as the scaling view (planner/explore.py).
 MAX_GPUS = 4096
 EXACT_NODES = 32  # up to 32 nodes every node count is tried; past it the grid thins (candidate_gpu_counts)

@@ -23,6 +23,7 @@ import numpy as np
 
 from planner.energy import FloatOrArray, co2e_kg, model_card_energy_kwh
 from planner.rel_error import relative_error
+from planner.units import SECONDS_PER_HOUR
 
 ENERGY_UNITS = ("gpu_hours", "mwh", "tco2eq")
 
@@ -35,7 +36,6 @@ FLOPS_PER_PARAM_TOKEN = 6.0
 # (5-20 % above steady-state arithmetic, calibration-sources.md pitfall 4).
 DEFAULT_CASE_MFU = 0.40
 
-SECONDS_PER_HOUR = 3600.0
 KWH_PER_MWH = 1000.0
 KG_PER_TONNE = 1000.0
 G_PER_KG = 1000.0

@@ -11,8 +11,9 @@ from planner.catalog import Catalogs
 from planner.evaluate import evaluate
 from planner.recipes import PEAK_PHASE_NAMES
 from planner.resolve import Resolved, resolve
-from planner.results import GIB_BYTES, SECONDS_PER_HOUR, Estimate
+from planner.results import Estimate
 from planner.scenario import Scenario
+from planner.units import GIB_BYTES, SECONDS_PER_HOUR
 
 __all__ = ["Estimate", "Resolved", "estimate", "estimate_resolved", "resolve", "row"]
 

@@ -16,10 +16,9 @@ import numpy as np
 from planner import comm, compute, cost, energy, timing
 from planner.memory import MemoryInputs, max_micro_batch, memory_per_gpu
 from planner.model_states import stage_model_states
+from planner.units import SECONDS_PER_HOUR
 
 Columns = Mapping[str, Any]
-SECONDS_PER_HOUR = 3600.0
-GIB_BYTES = 2.0**30
 MEMORY_FIELDS = tuple(MemoryInputs.__dataclass_fields__)
 
 

@@ -13,9 +13,8 @@ import polars as pl
 
 from planner.evaluate import evaluate
 from planner.resolve import Resolved, resolve
+from planner.units import GIB_BYTES, SECONDS_PER_HOUR
 
-GIB_BYTES = 2.0**30
-SECONDS_PER_HOUR = 3600.0
 MAX_SCALING_GPUS = 4096  # beyond a few thousand GPUs fine-tuning-sized runs are bounded by batch size anyway
 
 
@@ -33,7 +32,7 @@ def gpu_counts(resolved: Resolved) -> np.ndarray:
     return np.array(sorted({*counts, s.n_gpus}), dtype=float)
 
 
-def scaling_curve(resolved: Resolved, _catalogs: Any = None) -> pl.DataFrame:
+def scaling_curve(resolved: Resolved) -> pl.DataFrame:
     """Wall clock, cost and scaling efficiency against GPU count at a fixed global batch."""
     c = resolved.columns
     counts = gpu_counts(resolved)

@@ -17,8 +17,8 @@ from planner.architecture import count_params, lora_adapter_params
 from planner.recipes import METHOD_CODES, RECOMPUTE_CODES, recipe_bytes_per_param
 from planner.scenario import Scenario
 from planner.shape import ModelShape
+from planner.units import GIB_BYTES as GIB
 
-GIB = 2.0**30
 # CUDA context, cuBLAS/NCCL workspaces and communication buffers outside PyTorch's caching allocator: the
 # seed's 2 GiB (Scenario.overhead_gib). nvidia-smi shows it on top of the allocator's reserved memory.
 DEFAULT_OVERHEAD_BYTES = 2.0 * GIB

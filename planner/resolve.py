@@ -29,8 +29,8 @@ from planner.models import load_model_presets
 from planner.recipes import METHOD_CODES, RECOMPUTE_CODES, recipe_bytes_per_param
 from planner.scenario import CUSTOM_MODEL, Scenario
 from planner.shape import ModelShape
+from planner.units import GIB_BYTES
 
-GIB_BYTES = 2.0**30
 NAN = math.nan
 
 
@@ -104,7 +104,9 @@ def _model_columns(
             "n_head_params": 0.0,
             "n_matmul_params": n,
             "n_layer_matmul_params": n,
-            "n_adapter_params": _bare_adapters(scenario, n),
+            # Adapter size needs the shape; LoRA adapters are well under 1 % of the base (Hu et al. 2021,
+            # Table 4: rank 8 on GPT-3 = 0.01 %), so they count as 0 here and `unavailable` says so.
+            "n_adapter_params": 0.0,
         }, None
     counts = count_params(shape)
     layer_matmul = float(linear_params_all_layers(shape))
@@ -130,12 +132,6 @@ def _model_columns(
         "n_mlp_matrices": 3.0 if shape.mlp_kind == "swiglu" else 2.0,
         "vocab": float(shape.vocab_size),
     }, counts
-
-
-def _bare_adapters(scenario: Scenario, n_params: float) -> float:
-    # Without a shape the adapter size is unknown; LoRA adapters are typically well under 1 % of the base
-    # (Hu et al. 2021, Table 4: rank 8 on GPT-3 = 0.01 %), so they are counted as 0 here, and said so.
-    return 0.0
 
 
 def _recipe_columns(s: Scenario) -> dict[str, float]:

@@ -7,9 +7,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-GIB_BYTES = 2**30
-SECONDS_PER_HOUR = 3600.0
-
 PEAK_PHASES = ("forward/backward", "optimizer step")
 
 

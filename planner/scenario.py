@@ -6,7 +6,6 @@ the derived one, which is how the seed's quick inputs keep working beside the de
 
 from __future__ import annotations
 
-import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -187,7 +186,3 @@ def field_range(name: str) -> str:
             if getattr(meta, attr, None) is not None:
                 high = f"{sign} {getattr(meta, attr):g}"
     return " and ".join(part for part in (low, high) if part) or "see `python -m planner schema`"
-
-
-def is_finite_number(value: float) -> bool:
-    return isinstance(value, int | float) and math.isfinite(value)

@@ -11,14 +11,13 @@ import polars as pl
 
 from planner.evaluate import evaluate
 from planner.recipes import RECOMPUTE_CODES
+from planner.units import GIB_BYTES, SECONDS_PER_HOUR
 
 if TYPE_CHECKING:
     from planner.resolve import Resolved
     from planner.sweep import Constraints
     from planner.sweep_grid import LayoutGrid
 
-SECONDS_PER_HOUR = 3600.0
-GIB_BYTES = 2.0**30
 RECOMPUTE_NAMES = {float(code): name for name, code in RECOMPUTE_CODES.items()}
 # evaluate's output behind each objective, and the tie-breakers after it; equal figures then go to fewer GPUs
 # and more memory headroom (a lower peak)

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from planner.units import SECONDS_PER_HOUR
+
 if TYPE_CHECKING:
     from planner.sweep import Constraints
     from planner.sweep_rank import Kept
 
-SECONDS_PER_HOUR = 3600.0
 SUPERLATIVE = {
     "cost": "cheapest",
     "wall_clock": "fastest",

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-GIB_BYTES = 2**30
-
 
 def is_missing(value: float | None) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from planner.compare import (
+from planner.decide.compare import (
     OVERRIDE_FIELDS,
     SORT_METRICS,
     compare_gpus,
@@ -16,7 +16,7 @@ from planner.compare import (
     pareto_frontier,
     sort_rows,
 )
-from planner.safe_csv import safe_csv
+from planner.inputs.safe_csv import safe_csv
 from ui import compare_charts
 from ui import format as fmt
 from ui.blocks import assumptions

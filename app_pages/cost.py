@@ -5,8 +5,8 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from planner.cached_lookup import lookup_snapshot_ids
-from planner.cost import EXPERIMENTS_MULTIPLIER_GUIDANCE
+from planner.catalogue.cached_lookup import lookup_snapshot_ids
+from planner.formulas.cost import EXPERIMENTS_MULTIPLIER_GUIDANCE
 from ui import charts
 from ui import format as fmt
 from ui.blocks import assumptions, breakdown_table, context_caption

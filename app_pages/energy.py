@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from planner.energy import GPU_UTIL_EXPLANATION, PUE_EXPLANATION
+from planner.formulas.energy import GPU_UTIL_EXPLANATION, PUE_EXPLANATION
 from planner.views import co2e_by_region, energy_components
 from ui import charts
 from ui import format as fmt

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.explore import memory_vs_micro_batch, suggest_fixes
+from planner.decide.explore import memory_vs_micro_batch, suggest_fixes
 from planner.views import memory_components
 from ui import charts
 from ui import format as fmt

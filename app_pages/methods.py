@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.catalog import latest_snapshot_id
-from planner.scenario import Scenario
+from planner.catalogue.catalog import latest_snapshot_id
+from planner.inputs.scenario import Scenario
 from ui.data import catalogs, session_uploads, team_data
 from ui.methods_data import (
     accuracy_report,

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.safe_csv import safe_csv
-from planner.sweep import OBJECTIVES, Constraints, SearchResult, priced_gpus, scenario_for, search
-from planner.sweep_grid import DEFAULT_MAX_GPUS, target_batch_sequences
-from planner.sweep_grid import SearchSpace as Space
-from planner.sweep_words import label
+from planner.decide.sweep import OBJECTIVES, Constraints, SearchResult, priced_gpus, scenario_for, search
+from planner.decide.sweep_grid import DEFAULT_MAX_GPUS, target_batch_sequences
+from planner.decide.sweep_grid import SearchSpace as Space
+from planner.decide.sweep_words import label
+from planner.inputs.safe_csv import safe_csv
 from ui import format as fmt
 from ui import search_charts
 from ui.blocks import assumptions

@@ -12,15 +12,15 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from planner.scenario import Scenario
-from planner.scenario_io import (
+from planner.inputs.scenario import Scenario
+from planner.inputs.scenario_io import (
     MAX_CSV_BYTES,
     ScenarioImport,
     headline_results,
     read_scenarios_csv,
     scenarios_to_csv,
 )
-from planner.scenario_set import (
+from planner.inputs.scenario_set import (
     MAX_NAME_CHARS,
     MAX_SAVED,
     comparison_rows,

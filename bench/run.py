@@ -58,9 +58,9 @@ def median_ms(call: Callable[[], Any], repeats: int, before_each: Callable[[], A
 
 
 def library_figures() -> dict[str, float]:
-    from planner.compare import clear_cache, compare_gpus
+    from planner.decide.compare import clear_cache, compare_gpus
     from planner.estimate import estimate
-    from planner.scenario import Scenario
+    from planner.inputs.scenario import Scenario
 
     scenario = Scenario()
     return {

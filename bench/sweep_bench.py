@@ -38,7 +38,7 @@ LARGE_TARGET_SEQUENCES = 1024  # 4 M tokens per step at 4k: a common pre-trainin
 
 
 def _scenario():
-    from planner.scenario import Scenario
+    from planner.inputs.scenario import Scenario
 
     return Scenario(model="Llama 3.1 70B", method="full")
 
@@ -59,9 +59,9 @@ def _peak_mib(call) -> float:
 
 
 def _figures() -> dict[str, float]:
+    from planner.decide.sweep import search
+    from planner.decide.sweep_grid import SearchSpace
     from planner.resolve import default_catalogs
-    from planner.sweep import search
-    from planner.sweep_grid import SearchSpace
 
     scenario = _scenario()
     default_catalogs()

@@ -1,5 +1,5 @@
-"""`python -m planner ...`: see planner.cli."""
+"""`python -m planner ...`: see planner.cli.main."""
 
-from planner.cli import main
+from planner.cli.main import main
 
 raise SystemExit(main())

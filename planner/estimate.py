@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from planner.catalog import Catalogs
+from planner.catalogue.catalog import Catalogs
 from planner.evaluate import evaluate
-from planner.recipes import PEAK_PHASE_NAMES
+from planner.formulas.recipes import PEAK_PHASE_NAMES
+from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR
+from planner.inputs.scenario import Scenario
 from planner.resolve import Resolved, resolve
 from planner.results import Estimate
-from planner.scenario import Scenario
-from planner.units import GIB_BYTES, SECONDS_PER_HOUR
 
 __all__ = ["Estimate", "Resolved", "estimate", "estimate_resolved", "resolve", "row"]
 

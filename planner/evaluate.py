@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from planner import comm, compute, cost, energy, timing
-from planner.memory import MemoryInputs, max_micro_batch, memory_per_gpu
-from planner.model_states import stage_model_states
-from planner.units import SECONDS_PER_HOUR
+from planner.formulas import comm, compute, cost, energy, timing
+from planner.formulas.memory import MemoryInputs, max_micro_batch, memory_per_gpu
+from planner.formulas.model_states import stage_model_states
+from planner.formulas.units import SECONDS_PER_HOUR
 
 Columns = Mapping[str, Any]
 MEMORY_FIELDS = tuple(MemoryInputs.__dataclass_fields__)

@@ -13,8 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from planner.architecture import ParamCounts, count_params, linear_params_all_layers, lora_adapter_params
-from planner.cached_lookup import (
+from planner.catalogue.cached_lookup import (
     lookup_efficiency,
     lookup_gpu,
     lookup_gpu_price,
@@ -22,14 +21,20 @@ from planner.cached_lookup import (
     lookup_pricing_discount,
     lookup_region,
 )
-from planner.catalog import Catalogs, load_catalogs, peak_rate
-from planner.cost import resolve_rate
-from planner.efficiency import load_efficiency_table, precision_class
-from planner.models import load_model_presets
-from planner.recipes import METHOD_CODES, RECOMPUTE_CODES, recipe_bytes_per_param
-from planner.scenario import CUSTOM_MODEL, Scenario
-from planner.shape import ModelShape
-from planner.units import GIB_BYTES
+from planner.catalogue.catalog import Catalogs, load_catalogs, peak_rate
+from planner.catalogue.efficiency import load_efficiency_table, precision_class
+from planner.catalogue.models import load_model_presets
+from planner.formulas.cost import resolve_rate
+from planner.formulas.recipes import METHOD_CODES, RECOMPUTE_CODES, recipe_bytes_per_param
+from planner.formulas.units import GIB_BYTES
+from planner.inputs.scenario import CUSTOM_MODEL, Scenario
+from planner.model.architecture import (
+    ParamCounts,
+    count_params,
+    linear_params_all_layers,
+    lora_adapter_params,
+)
+from planner.model.shape import ModelShape
 
 NAN = math.nan
 

@@ -1,4 +1,4 @@
-"""Print the README's accuracy section (markdown) from `planner.validate.validate_file`.
+"""Print the README's accuracy section (markdown) from `planner.cases.validate.validate_file`.
 
 One summary table per category (cases, skipped, median / 90th percentile / largest |error|), the throughput
 and time categories together (the acceptance target), then per category the rows with the largest errors and
@@ -18,7 +18,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from planner.validate import default_case_file, error_summary, load_case_file, validate_cases  # noqa: E402
+from planner.cases.validate import default_case_file, error_summary, load_case_file, validate_cases  # noqa: E402
 
 COMBINED = ("throughput", "time")  # the compute acceptance target covers both together
 

@@ -23,7 +23,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from planner.energy_cases import DEFAULT_CASE_MFU, ENERGY_UNITS, energy_prediction_from_case  # noqa: E402
+from planner.cases.energy_cases import DEFAULT_CASE_MFU, ENERGY_UNITS, energy_prediction_from_case  # noqa: E402
 
 DEFAULT_CASES = ROOT / "data" / "calibration.csv"  # copy of shared/reference/calibration.csv
 GPU_CATALOGUE = ROOT / "data" / "gpus.csv"

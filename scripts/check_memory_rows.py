@@ -1,7 +1,7 @@
 """Predicted vs measured peak memory for the memory rows of a case file (default: reference/calibration.csv).
 
 Usage: python scripts/check_memory_rows.py [CASES.csv] [--detail]
-Every row goes through the same `planner.memory_cases.predict_memory_case`; skipped rows are listed with the
+Every row goes through the same `planner.cases.memory_cases.predict_memory_case`; skipped rows are listed with the
 reason. Prints the table, then the median, 90th percentile and largest |error| over the predicted rows.
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from planner.memory import GIB, memory_per_gpu
-from planner.memory_cases import memory_inputs_from_case, predict_memory_case
+from planner.cases.memory_cases import memory_inputs_from_case, predict_memory_case
+from planner.formulas.memory import GIB, memory_per_gpu
 
 DEFAULT_CASES = Path(__file__).resolve().parents[1] / "data" / "calibration.csv"  # copy of shared/reference/
 COMPONENTS = ("weights", "gradients", "optimizer", "master", "activations", "logits", "prefetch")

@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from planner.case_scoring import PRESET_CATEGORIES, read_case_file, score_cases, summarise  # noqa: E402
-from planner.compute_cases import load_case_gpus  # noqa: E402
+from planner.cases.case_scoring import PRESET_CATEGORIES, read_case_file, score_cases, summarise  # noqa: E402
+from planner.cases.compute_cases import load_case_gpus  # noqa: E402
 
 DEFAULT_CASES = ROOT / "data" / "calibration.csv"  # copy of shared/reference/calibration.csv
 

@@ -1,11 +1,11 @@
 """Derive the compute-efficiency presets (data/efficiency.csv) from published throughput and time rows.
 
 Each throughput or time row of the case file (reference/calibration.csv) is turned into the formulas' inputs
-(`planner.compute_cases`); its measured tokens/s, samples/s, TFLOP/s or s/iteration becomes a step time, from
-which the modelled exposed communication and pipeline bubble are taken out (`planner.case_model`). What is
+(`planner.cases.compute_cases`); its measured tokens/s, samples/s, TFLOP/s or s/iteration becomes a step time, from
+which the modelled exposed communication and pipeline bubble are taken out (`planner.cases.case_model`). What is
 left is the compute-only efficiency on hardware FLOPs against the GPU's dense peak (BF16, or FP8 for FP8
 recipes), with peaks from data/gpus.csv. Rows are grouped by GPU generation × model size × method ×
-precision; empty combinations are filled by the rules of `planner.efficiency.fill_missing`.
+precision; empty combinations are filled by the rules of `planner.catalogue.efficiency.fill_missing`.
 
 Usage: python scripts/derive_efficiency.py [--cases CSV] [--gpus CSV] [--out CSV] [--as-of YYYY-MM-DD]
 """
@@ -20,10 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from planner.case_model import efficiency_record  # noqa: E402
-from planner.case_scoring import PRESET_CATEGORIES, case_inputs, read_case_file  # noqa: E402
-from planner.compute_cases import load_case_gpus  # noqa: E402
-from planner.efficiency import EFFICIENCY_CSV, build_efficiency_table  # noqa: E402
+from planner.cases.case_model import efficiency_record  # noqa: E402
+from planner.cases.case_scoring import PRESET_CATEGORIES, case_inputs, read_case_file  # noqa: E402
+from planner.cases.compute_cases import load_case_gpus  # noqa: E402
+from planner.catalogue.efficiency import EFFICIENCY_CSV, build_efficiency_table  # noqa: E402
 
 DEFAULT_CASES = ROOT / "data" / "calibration.csv"  # copy of shared/reference/calibration.csv
 SOURCE = "scripts/derive_efficiency.py over reference/calibration.csv (throughput and time rows)"

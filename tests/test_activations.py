@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from planner.activations import (
+from planner.formulas.activations import (
     RECOMPUTE_FULL,
     RECOMPUTE_NONE,
     RECOMPUTE_SELECTIVE,

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planner.architecture import (
+from planner.catalogue.models import find_model, load_model_presets
+from planner.model.architecture import (
     attention_params_per_layer,
     count_params,
     linear_params_all_layers,
@@ -17,8 +18,7 @@ from planner.architecture import (
     lora_adapter_params,
     mlp_params,
 )
-from planner.models import find_model, load_model_presets
-from planner.shape import ModelShape
+from planner.model.shape import ModelShape
 
 PRESETS = load_model_presets()
 PRESET_ROWS = list(PRESETS.iter_rows(named=True))

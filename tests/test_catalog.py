@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from planner.catalog import (
+from planner.catalogue.catalog import (
     DATA_DIR,
     CatalogError,
     Catalogs,
@@ -32,7 +32,7 @@ from planner.catalog import (
     pricing_discount,
     snapshot_ids,
 )
-from planner.catalog_schema import GPUS, GRID, PRICES, PUE, STORAGE, TFLOPS_COLUMNS
+from planner.catalogue.catalog_schema import GPUS, GRID, PRICES, PUE, STORAGE, TFLOPS_COLUMNS
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from planner.catalog import DATA_DIR, load_catalogs
-from planner.compare import (
+from planner.catalogue.catalog import DATA_DIR, load_catalogs
+from planner.decide.compare import (
     GPU_COLUMN_FIELDS,
     NO_PRICE,
     NO_RATE,
@@ -30,8 +30,8 @@ from planner.compare import (
     sort_rows,
 )
 from planner.estimate import estimate
+from planner.inputs.scenario import Scenario
 from planner.resolve import default_catalogs, gpu_columns, resolve
-from planner.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 

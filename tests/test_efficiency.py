@@ -1,4 +1,4 @@
-"""Efficiency presets and the published-measurement cases (planner/efficiency.py, compute_cases, case_model)."""
+"""Efficiency presets and the published-measurement cases (planner/catalogue/efficiency.py, compute_cases, case_model)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from planner import efficiency
-from planner.case_model import case_efficiency, interpreted_unit, predict_case
-from planner.case_scoring import read_case_file, score_cases, summarise
-from planner.compute_cases import compute_inputs_from_case, load_case_gpus
+from planner.cases.case_model import case_efficiency, interpreted_unit, predict_case
+from planner.cases.case_scoring import read_case_file, score_cases, summarise
+from planner.cases.compute_cases import compute_inputs_from_case, load_case_gpus
+from planner.catalogue import efficiency
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "data" / "calibration.csv"  # copy of shared/reference/calibration.csv

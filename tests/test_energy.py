@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from planner.energy import (
+from planner.cases.energy_cases import (
+    DEFAULT_CASE_MFU,
+    energy_prediction_from_case,
+    gpu_hours_from_model_flops,
+)
+from planner.formulas.energy import (
     DEFAULT_GPU_UTIL_FRAC,
     GPU_UTIL_EXPLANATION,
     PUE_EXPLANATION,
@@ -16,7 +21,6 @@ from planner.energy import (
     gpu_power_w,
     model_card_energy_kwh,
 )
-from planner.energy_cases import DEFAULT_CASE_MFU, energy_prediction_from_case, gpu_hours_from_model_flops
 
 A100_BF16_PEAK_TFLOPS = 312.0  # NVIDIA A100 datasheet, dense BF16 (reference/hardware-and-prices.md §1b)
 

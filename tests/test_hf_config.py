@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from planner.architecture import KNOWN_FAMILIES, count_params
-from planner.hf_config import READERS, ConfigImportError, shape_from_hf_config
-from planner.hf_json import ConfigReader
-from planner.models import find_model, load_model_presets
+from planner.catalogue.models import find_model, load_model_presets
+from planner.model.architecture import KNOWN_FAMILIES, count_params
+from planner.model.hf_config import READERS, ConfigImportError, shape_from_hf_config
+from planner.model.hf_json import ConfigReader
 
 PRESETS = load_model_presets()
 

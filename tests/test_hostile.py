@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from streamlit.testing.v1 import AppTest
 
-import planner.query
-from planner.scenario import Scenario
+import planner.inputs.query
+from planner.inputs.scenario import Scenario
 from ui.state import NOTICES_KEY, SAVED_KEY, SCENARIO_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +43,7 @@ def fuzz(n_examples: int) -> settings:
 
 
 STREAMLIT_RESERVED_QUERY_KEYS = {"embed", "embed_options"}  # Streamlit consumes these itself
-PAGE_PARAMETERS = getattr(planner.query, "PAGE_PARAMETERS", frozenset())  # a page's own link keys
+PAGE_PARAMETERS = getattr(planner.inputs.query, "PAGE_PARAMETERS", frozenset())  # a page's own link keys
 
 
 def new_app(query: dict[str, Any] | None = None) -> AppTest:
@@ -130,7 +130,7 @@ QUERIES = st.dictionaries(
 
 
 def _link_value(key: str, raw: str) -> Any:
-    """What a link's text means for one field, as the share-link format defines it (planner/query.py)."""
+    """What a link's text means for one field, as the share-link format defines it (planner/inputs/query.py)."""
     if key == "model_shape":
         return json.loads(raw)
     if raw.lower() in {"none", "null"} and Scenario.model_fields[key].default is None:
@@ -277,7 +277,7 @@ def _formats_as(widget: Any, value: Any) -> str | None:
 
 def _raw_candidates(field: str) -> list[Any]:
     """Values a `w.<field>` selectbox may hold: a Literal's choices, ZeRO stages, catalogue names."""
-    from planner.catalog import snapshot_ids
+    from planner.catalogue.catalog import snapshot_ids
     from planner.resolve import default_catalogs
 
     annotation = _base_type(field)
@@ -497,7 +497,7 @@ def test_bad_scenarios_csv_is_rejected_with_a_message(name: str, data: bytes) ->
 def test_formula_names_survive_a_scenarios_csv_round_trip_as_text() -> None:
     """A name that looks like a formula is written neutralised and read back exactly (planner/scenario_io)."""
     _page_or_skip("app_pages/scenarios.py")
-    from planner.scenario_io import read_scenarios_csv, scenarios_to_csv
+    from planner.inputs.scenario_io import read_scenarios_csv, scenarios_to_csv
 
     hostile = {
         '=HYPERLINK("http://x.invalid")': Scenario(),

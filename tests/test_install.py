@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.launcher import DEFAULT_ADDRESS, streamlit_command
-from planner.paths import app_script
+from planner.catalogue.paths import app_script
+from planner.cli.launcher import DEFAULT_ADDRESS, streamlit_command
 
 ROOT = Path(__file__).resolve().parents[1]
 # What a fresh clone does not have, or what must not leak into the build.
@@ -95,7 +95,7 @@ def install(tmp_path_factory: pytest.TempPathFactory) -> Install:
 
 
 def test_the_install_is_what_runs(install: Install):
-    probe = "import json, planner, planner.paths as p;"
+    probe = "import json, planner, planner.catalogue.paths as p;"
     probe += " print(json.dumps([planner.__file__, str(p.bundle_dir())]))"
     result = _run([str(install.python), "-c", probe], install.workdir)
     assert result.returncode == 0, result.stderr

@@ -8,11 +8,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from planner.memory import GIB, MemoryInputs, max_micro_batch, memory_per_gpu, model_state_bytes
-from planner.memory_inputs import build_memory_inputs
-from planner.model_states import zero_shard_degree
-from planner.recipes import model_state_bytes_per_param, nf4_bytes_per_param, recipe_bytes_per_param
-from planner.shape import ModelShape
+from planner.formulas.memory import GIB, MemoryInputs, max_micro_batch, memory_per_gpu, model_state_bytes
+from planner.formulas.memory_inputs import build_memory_inputs
+from planner.formulas.model_states import zero_shard_degree
+from planner.formulas.recipes import model_state_bytes_per_param, nf4_bytes_per_param, recipe_bytes_per_param
+from planner.model.shape import ModelShape
 
 LLAMA_8B = ModelShape(
     name="Llama 3.1 8B", vocab_size=128256, hidden_size=4096, n_layers=32, n_heads=32, n_kv_heads=8,

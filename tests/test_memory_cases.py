@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from planner.memory_cases import (
+from planner.cases.memory_cases import (
     memory_inputs_from_case,
     parse_optimizer,
     parse_precision,
@@ -16,7 +16,7 @@ from planner.memory_cases import (
     parse_sharding,
     predict_memory_case,
 )
-from planner.recipes import RECOMPUTE_CODES
+from planner.formulas.recipes import RECOMPUTE_CODES
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "calibration.csv"  # copy of shared/reference/
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from planner.models import (
+from planner.catalogue.models import (
     MODEL_SCHEMA,
     MODELS_CSV,
     ModelCatalogError,
@@ -15,7 +15,7 @@ from planner.models import (
     preset_names,
     published_params,
 )
-from planner.shape import ModelShape
+from planner.model.shape import ModelShape
 
 PRESETS = load_model_presets()
 REQUIRED = [

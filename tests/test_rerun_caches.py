@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from planner import cached_lookup as cl
-from planner.catalog import find_gpu, find_region, gpu_price, pricing_discount, snapshot_ids
-from planner.efficiency import efficiency_preset
+from planner.catalogue import cached_lookup as cl
+from planner.catalogue.catalog import find_gpu, find_region, gpu_price, pricing_discount, snapshot_ids
+from planner.catalogue.efficiency import efficiency_preset
+from planner.catalogue.models import find_model
 from planner.evaluate import MEMORY_FIELDS, _model_state_bytes_total, evaluate
-from planner.memory import MemoryInputs, memory_per_gpu
-from planner.models import find_model
+from planner.formulas.memory import MemoryInputs, memory_per_gpu
+from planner.inputs.scenario import Scenario
 from planner.resolve import default_catalogs, default_efficiency, default_presets, resolve
-from planner.scenario import Scenario
 from ui import charts
 
 CATS = default_catalogs()

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from planner.catalogue.models import find_model, load_model_presets
 from planner.estimate import estimate
-from planner.models import find_model, load_model_presets
-from planner.safe_csv import FORMULA_PREFIXES
-from planner.scenario import Scenario
-from planner.scenario_io import (
+from planner.inputs.safe_csv import FORMULA_PREFIXES
+from planner.inputs.scenario import Scenario
+from planner.inputs.scenario_io import (
     INPUT_COLUMNS,
     MAX_ROWS,
     RESULT_COLUMNS,
@@ -22,7 +22,7 @@ from planner.scenario_io import (
     scenarios_to_csv,
     unguard_cell,
 )
-from planner.scenario_set import ComparisonRow, comparison_rows, copy_name, name_problem, renamed
+from planner.inputs.scenario_set import ComparisonRow, comparison_rows, copy_name, name_problem, renamed
 
 ODD_NAMES = [
     "plain",

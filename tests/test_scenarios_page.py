@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
-from planner.models import find_model, load_model_presets
-from planner.scenario import Scenario
-from planner.scenario_io import scenarios_to_csv
+from planner.catalogue.models import find_model, load_model_presets
+from planner.inputs.scenario import Scenario
+from planner.inputs.scenario_io import scenarios_to_csv
 from ui.state import SAVED_KEY, SCENARIO_KEY
 
 PAGE = "app_pages/scenarios.py"

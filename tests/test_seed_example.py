@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from planner.estimate import estimate
-from planner.scenario import Scenario
+from planner.inputs.scenario import Scenario
 
 SEED_FLAGS = {
     "examples": 30_000,

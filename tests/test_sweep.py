@@ -9,15 +9,15 @@ import math
 
 import pytest
 
-from planner.cli import _add_format
-from planner.cli_args import add_scenario_flags
-from planner.cli_recommend import add_command, run
+from planner.cli.cli_args import add_scenario_flags
+from planner.cli.cli_recommend import add_command, run
+from planner.cli.main import _add_format
+from planner.decide.sweep import OBJECTIVES, Constraints, priced_gpus, scenario_for, search
+from planner.decide.sweep_grid import SearchSpace, default_gpu_counts, layout_grid, tensor_parallel_degrees
+from planner.decide.sweep_words import label
 from planner.estimate import estimate
+from planner.inputs.scenario import Scenario
 from planner.resolve import default_catalogs
-from planner.scenario import Scenario
-from planner.sweep import OBJECTIVES, Constraints, priced_gpus, scenario_for, search
-from planner.sweep_grid import SearchSpace, default_gpu_counts, layout_grid, tensor_parallel_degrees
-from planner.sweep_words import label
 
 # Llama 3.1 8B full fine-tuning, global batch 1 × 4 × 8 = 32 sequences. The A100 40GB makes some layouts
 # too large (16 B/param of model states = 128 GB before sharding), so the fit filter has work to do.

@@ -1,4 +1,4 @@
-"""`python -m planner validate` and planner/validate.py: the contract of DESIGN.md §4, the error arithmetic,
+"""`python -m planner validate` and planner/cases/validate.py: the contract of DESIGN.md §4, the error arithmetic,
 bad case files, and the accuracy targets on the bundled case file (data/calibration.csv)."""
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from statistics import median
 import polars as pl
 import pytest
 
-from planner.cli import main as cli_main
-from planner.validate import (
+from planner.cases.validate import (
     CASE_FILE_COLUMNS,
     CATEGORIES,
     ROW_KEYS,
@@ -25,6 +24,7 @@ from planner.validate import (
     validate_cases,
     validate_file,
 )
+from planner.cli.main import main as cli_main
 
 SUMMARY_KEYS = {"n", "n_skipped", "median_abs_rel_error", "p90_abs_rel_error", "max_abs_rel_error"}
 
@@ -333,7 +333,7 @@ def test_optional_provenance_columns_may_be_left_out(tmp_path, bundled_cases):
     ],
 )
 def test_energy_from_given_gpu_hours_toy(unit, expected):
-    from planner.energy_cases import energy_from_gpu_hours
+    from planner.cases.energy_cases import energy_from_gpu_hours
 
     row = {"case_id": "toy", "category": "energy", "measured_unit": unit, "measured_value": "1",
            "power_w_per_gpu": "400", "pue": "1.1", "grid_kg_co2e_per_kwh": "0.385"}  # fmt: skip

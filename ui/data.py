@@ -25,22 +25,20 @@ import polars as pl
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from planner.catalog import CatalogError, Catalogs, load_catalogs, load_gpus_csv, load_prices_csv
-from planner.catalog_lookup import gpu_name_keys, normalise_name
-from planner.catalog_read import ROW_COL, Problem, read_table
-from planner.catalog_schema import GPUS, GRID, PRICING, PUE, STORAGE
-from planner.models import load_model_presets, preset_names
+from planner.catalogue.catalog import CatalogError, Catalogs, load_catalogs, load_gpus_csv, load_prices_csv
+from planner.catalogue.catalog_lookup import gpu_name_keys, normalise_name
+from planner.catalogue.catalog_read import ROW_COL, Problem, read_table
+from planner.catalogue.catalog_schema import GPUS, GRID, PRICING, PUE, STORAGE
+from planner.catalogue.models import load_model_presets, preset_names
 from planner.resolve import default_catalogs
 
 OVERLAY_ENV = "PLANNER_DATA_DIR"
-UPLOAD = (
-    "upload"  # the `origin` of rows from a session upload ("bundled" and "team" come from planner.catalog)
-)
+UPLOAD = "upload"  # the `origin` of rows from a session upload ("bundled" and "team" come from planner.catalogue.catalog)
 RECHECK_S = 5.0  # the team folder may look this stale; re-stating a handful of files costs well under 1 ms
 TEAM_FILES = tuple(spec.file_name for spec in (GPUS, GRID, PRICING, PUE, STORAGE))
 UPLOADS_KEY = "team_data.uploads"  # session_state: {"gpus"|"prices": Upload}; no widget uses the key
 MERGE_ERROR_KEY = "team_data.merge_error"
-# The snapshot ids planner.catalog accepts: a date, optionally "-suffix".
+# The snapshot ids planner.catalogue.catalog accepts: a date, optionally "-suffix".
 _SNAPSHOT_ID = re.compile(r"^\d{4}-\d{2}-\d{2}([_-][A-Za-z0-9_-]+)?$")
 _MAX_MERGED = 32  # merged views kept in memory (each is a few hundred kB)
 

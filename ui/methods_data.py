@@ -10,8 +10,8 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from planner.catalog import Catalogs
-from planner.paths import bundle_dir, bundled_data_dir
+from planner.catalogue.catalog import Catalogs
+from planner.catalogue.paths import bundle_dir, bundled_data_dir
 from planner.resolve import default_efficiency, default_presets
 
 DIST_NAME = "training-run-planner"
@@ -134,9 +134,9 @@ def _read_cases(path: str, _stamp: int) -> pl.DataFrame:
 
 @st.cache_resource(show_spinner="Scoring the planner against the published measurements…")
 def accuracy_report() -> dict[str, Any] | str:
-    """`planner.validate.validate_cases` on the bundled case file, once per process (else a reason)."""
+    """`planner.cases.validate.validate_cases` on the bundled case file, once per process (else a reason)."""
     try:
-        from planner.validate import load_case_file, validate_cases
+        from planner.cases.validate import load_case_file, validate_cases
     except ImportError:
         return "The accuracy table appears once the calibration validator is bundled."
     if not calibration_path().is_file():

@@ -11,8 +11,8 @@ from urllib.parse import quote, urlencode
 
 import streamlit as st
 
-from planner.query import scenario_to_query
-from planner.scenario import Scenario
+from planner.inputs.query import scenario_to_query
+from planner.inputs.scenario import Scenario
 from ui.state import scenario
 
 

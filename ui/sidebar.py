@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.cached_lookup import lookup_gpu
+from planner.catalogue.cached_lookup import lookup_gpu
 from ui.data import catalogs, model_names
 from ui.estimate_cache import derived_values
 from ui.model_input import render_model_picker

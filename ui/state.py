@@ -13,9 +13,9 @@ from typing import Any
 import streamlit as st
 from pydantic import ValidationError
 
-from planner.errors import describe_validation_error
-from planner.query import PAGE_PARAMETERS, drop_unknown_names, scenario_from_query, scenario_to_query
-from planner.scenario import Scenario
+from planner.inputs.errors import describe_validation_error
+from planner.inputs.query import PAGE_PARAMETERS, drop_unknown_names, scenario_from_query, scenario_to_query
+from planner.inputs.scenario import Scenario
 
 SCENARIO_KEY = "scenario"
 NOTICES_KEY = "notices"
@@ -36,8 +36,8 @@ def init_state() -> None:
 
 def _name_lookups() -> dict[str, Callable[[str], object]]:
     """Lookups that raise ValueError (naming the closest matches) for names the catalogues do not know."""
-    from planner.catalog import find_gpu, find_region, snapshot_ids
-    from planner.models import find_model
+    from planner.catalogue.catalog import find_gpu, find_region, snapshot_ids
+    from planner.catalogue.models import find_model
     from planner.resolve import default_presets
     from ui.data import catalogs
 

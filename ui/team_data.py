@@ -12,9 +12,9 @@ from typing import Any
 
 import streamlit as st
 
-from planner.catalog import CatalogError, find_gpu, gpu_price, latest_snapshot_id
+from planner.catalogue.catalog import CatalogError, find_gpu, gpu_price, latest_snapshot_id
 from planner.estimate import Resolved
-from planner.scenario import Scenario
+from planner.inputs.scenario import Scenario
 from ui.data import (
     MERGE_ERROR_KEY,
     OVERLAY_ENV,

@@ -98,7 +98,9 @@ def _read_csv_download(app: AppPage, button_name: str) -> tuple[str, list[list[s
     assert len(rows) >= 2, text[:500]
     assert all(len(row) == len(rows[0]) for row in rows), "ragged CSV"
     for row in rows[1:]:
-        for cell in row:  # spreadsheet formula injection: text cells are neutralised (planner/safe_csv.py)
+        for (
+            cell
+        ) in row:  # spreadsheet formula injection: text cells are neutralised (planner/inputs/safe_csv.py)
             assert not re.match(r"^[=+@\t\r]", cell) and not re.match(r"^-[^0-9.]", cell), cell
     return download.value.suggested_filename, rows
 

@@ -1,0 +1,1 @@
+"""The command line: `python -m planner estimate|schema|compare|recommend|validate` and the `planner-app` launcher."""

@@ -1,0 +1,87 @@
+"""`python -m planner compare`: the GPU comparison table of the dashboard's Compare page, on the command line."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from planner.decide.compare import SORT_METRICS, compare_gpus, filter_rows, pareto_frontier, sort_rows
+
+AddFlags = Callable[[argparse.ArgumentParser], None]
+SORT_BY_COLUMN = {column: label for label, (column, _) in SORT_METRICS.items()}
+# The text table keeps the columns a person reads first; JSON and CSV carry every column.
+TABLE_COLUMNS = (
+    "gpu",
+    "vendor",
+    "fits_vram",
+    "min_gpus_to_fit",
+    "memory_gib",
+    "wall_clock_h",
+    "device_hours",
+    "cost_usd",
+    "usd_per_million_tokens",
+    "energy_kwh",
+    "co2e_kg",
+    "on_frontier",
+    "status",
+)
+
+
+def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlags) -> None:
+    parser = commands.add_parser(
+        "compare",
+        help="every catalogue GPU under one scenario, side by side",
+        description="Evaluate the scenario on every catalogue GPU (same count, layout and batch). A price "
+        "quote, peak TFLOP/s or VRAM given applies to the scenario's GPU only.",
+    )
+    add_scenario_flags(parser)
+    parser.add_argument(
+        "--vendor",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="keep this vendor (repeatable; default: every vendor)",
+    )
+    parser.add_argument(
+        "--min-memory-gib",
+        type=float,
+        default=0.0,
+        metavar="GIB",
+        help="keep GPUs with at least this much memory",
+    )
+    parser.add_argument(
+        "--priced-only", action="store_true", help="keep GPUs with a catalogue price or quote"
+    )
+    parser.add_argument("--fitting-only", action="store_true", help="keep GPUs that fit at this GPU count")
+    parser.add_argument("--sort", choices=list(SORT_BY_COLUMN), default="cost_usd", help="order of the rows")
+    add_format(parser)
+
+
+def comparison_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from planner.cli.main import load_scenario
+
+    frame = compare_gpus(load_scenario(args))
+    vendors = _known_vendors(args.vendor, frame["vendor"].unique().to_list())
+    frame = filter_rows(frame, vendors, args.min_memory_gib, args.priced_only, args.fitting_only)
+    frame = sort_rows(pareto_frontier(frame, among="fits_vram"), SORT_BY_COLUMN[args.sort])
+    return frame.to_dicts()
+
+
+def _known_vendors(asked: list[str], known: list[str]) -> list[str]:
+    """Vendor names matched without regard to case; an unknown one is an input error, not an empty table."""
+    by_key = {name.lower(): name for name in known}
+    unknown = [name for name in asked if name.lower() not in by_key]
+    if unknown:
+        raise ValueError(f"--vendor: unknown vendor {unknown[0]!r}; choose from {', '.join(sorted(known))}")
+    return [by_key[name.lower()] for name in asked]
+
+
+def run(args: argparse.Namespace) -> int:
+    from planner.cli.main import render_records
+
+    rows = comparison_rows(args)
+    if args.format == "table":
+        rows = [{key: row[key] for key in TABLE_COLUMNS} for row in rows]
+    print(render_records(rows, args.format))
+    return 0

@@ -1,0 +1,260 @@
+"""Every catalogue GPU under the same scenario, side by side, in one pass over `planner.evaluate`.
+
+Each GPU contributes its own columns (`resolve.gpu_columns`: peak, memory, power, links, utilisation and price
+band); the model, data and layout columns are the scenario's. The rows are a grid of GPU × candidate GPU count
+(the scenario's own count among them), so the comparison at the current configuration and "the fewest GPUs of
+this type that fit" come from ONE `evaluate` call — the same function the single estimate runs.
+
+Overrides entered for the scenario's GPU (a price quote, peak TFLOP/s, VRAM) describe that GPU only, so every
+other GPU is evaluated with its catalogue figures; the MFU override stays on every GPU (it is a fraction of
+each GPU's own peak, not a property of one card).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from planner.catalogue.catalog import Catalogs
+from planner.evaluate import evaluate
+from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR
+from planner.inputs.scenario import Scenario
+from planner.resolve import default_catalogs, gpu_columns, resolve
+
+# Largest GPU count searched for "fewest that fit"; the same ceiling as the scaling view (planner/decide/explore.py).
+MAX_GPUS = 4096
+EXACT_NODES = 32  # up to 32 nodes every node count is tried; past it the grid thins (candidate_gpu_counts)
+STEPS_PER_DOUBLING = 8
+OVERRIDE_FIELDS = ("usd_per_gpu_hour", "peak_tflops", "vram_gib")
+# The scenario fields `resolve.gpu_columns` reads (tests/test_compare.py checks this list by recording every
+# attribute it touches); the per-GPU columns are memoised on them.
+GPU_COLUMN_FIELDS = ("precision", "efficiency_band", "mfu", "method", "snapshot", "pricing", *OVERRIDE_FIELDS)
+NO_RATE, NO_PRICE, YOUR_FIGURES = "no rate", "no price", "your overrides"
+
+# label -> (column, descending): the orderings offered by the page and the CLI.
+SORT_METRICS: dict[str, tuple[str, bool]] = {
+    "Cost": ("cost_usd", False),
+    "Wall clock": ("wall_clock_h", False),
+    "GPU-hours": ("device_hours", False),
+    "$ per million tokens": ("usd_per_million_tokens", False),
+    "Energy": ("energy_kwh", False),
+    "CO2e": ("co2e_kg", False),
+    "Fewest GPUs that fit": ("min_gpus_to_fit", False),
+    "Memory per GPU": ("memory_gib", True),
+    "Throughput": ("tokens_per_s", True),
+}
+
+_GPU_CACHE: OrderedDict[tuple[Any, ...], tuple[Catalogs, dict[str, Any]]] = OrderedDict()
+_GPU_CACHE_SIZE = 32
+
+
+def candidate_gpu_counts(s: Scenario, max_gpus: int = MAX_GPUS) -> np.ndarray:
+    """GPU counts tried for "fewest that fit": multiples of tp·pp·cp, as powers of two and as whole nodes.
+
+    A node holds lcm(node size, tp·pp·cp) GPUs here so every candidate keeps the model-parallel layout. Every
+    node count up to EXACT_NODES is tried; beyond it, node counts at most 1/8 of a doubling apart (so the
+    answer is within 12.5 % above that size) — this keeps the grid near 100 counts even for one-GPU nodes.
+    The scenario's own count is always included (it may lie above `max_gpus`).
+    """
+    model_parallel = s.tp * s.pp * s.cp
+    node = math.lcm(model_parallel, s.gpus_per_node)
+    powers = {model_parallel * 2**k for k in range(64) if model_parallel * 2**k <= max_gpus}
+    nodes = {node * k for k in range(1, EXACT_NODES + 1)}
+    start = node * EXACT_NODES
+    while start < max_gpus:
+        nodes |= {
+            node * math.ceil(start * (1 + i / STEPS_PER_DOUBLING) / node) for i in range(STEPS_PER_DOUBLING)
+        }
+        start *= 2
+    counts = {c for c in powers | nodes if c <= max_gpus}
+    return np.array(sorted({model_parallel, s.n_gpus, *counts}), dtype=float)
+
+
+def compare_gpus(s: Scenario, cats: Catalogs | None = None, max_gpus: int = MAX_GPUS) -> pl.DataFrame:
+    """One row per catalogue GPU: fit, fewest GPUs that fit, time, GPU-hours, cost band, energy, CO2e, $/Mtok.
+
+    Raises ValueError (naming the field) when the scenario itself cannot be resolved.
+    """
+    cats = default_catalogs() if cats is None else cats
+    resolved = resolve(s, cats)
+    per_gpu = _gpu_inputs(s, cats, str(resolved.gpu["name"]), resolved.columns["n_active_params"])
+    counts = candidate_gpu_counts(s, max_gpus)
+    n_gpu_types, n_counts = len(per_gpu["names"]), len(counts)
+    out = evaluate(_grid_columns(resolved.columns, per_gpu["columns"], counts))
+    grid = {key: _matrix(value, n_gpu_types, n_counts) for key, value in out.items()}
+    fits = grid["fits_vram"]  # evaluate's verdict, the same one the single estimate reports
+    current = int(np.flatnonzero(counts == s.n_gpus)[0])
+    at_current = {key: value[:, current] for key, value in grid.items()}
+    return _frame(s, per_gpu, at_current, fits[:, current], _fewest(fits, counts))
+
+
+def _gpu_inputs(s: Scenario, cats: Catalogs, scenario_gpu: str, n_active_params: float) -> dict[str, Any]:
+    """Per-GPU columns stacked into arrays, memoised: a page rerun rarely changes what they depend on."""
+    key = (id(cats), scenario_gpu, n_active_params, *(getattr(s, name) for name in GPU_COLUMN_FIELDS))
+    hit = _GPU_CACHE.get(key)
+    if hit is not None and hit[0] is cats:  # the stored reference keeps id(cats) from being reused
+        _GPU_CACHE.move_to_end(key)
+        return hit[1]
+    stacked = _stack_gpu_columns(s, cats, scenario_gpu, n_active_params)
+    _GPU_CACHE[key] = (cats, stacked)
+    while len(_GPU_CACHE) > _GPU_CACHE_SIZE:
+        _GPU_CACHE.popitem(last=False)
+    return stacked
+
+
+def clear_cache() -> None:
+    _GPU_CACHE.clear()
+
+
+def _stack_gpu_columns(
+    s: Scenario, cats: Catalogs, scenario_gpu: str, n_active_params: float
+) -> dict[str, Any]:
+    catalogue_only = s.updated(**dict.fromkeys(OVERRIDE_FIELDS))
+    rows = list(cats.gpus.iter_rows(named=True))
+    each = [
+        gpu_columns(s if row["name"] == scenario_gpu else catalogue_only, row, cats, n_active_params)
+        for row in rows
+    ]
+    numeric = [key for key in each[0] if not key.startswith("_")]
+    return {
+        "scenario_gpu": scenario_gpu,
+        "names": [str(row["name"]) for row in rows],
+        "vendors": [str(row["vendor"]) for row in rows],
+        "origins": [row.get("origin") for row in rows] if "origin" in cats.gpus.columns else None,
+        "columns": {key: np.array([float(cols[key]) for cols in each]) for key in numeric},
+        "price_basis": [str(cols["_price_basis"]) for cols in each],
+        "price_snapshot": [cols["_price_snapshot"] for cols in each],
+        "peak_note": [str(cols["_peak_note"]) for cols in each],
+    }
+
+
+def _grid_columns(
+    scenario_columns: dict[str, float], gpu_cols: dict[str, np.ndarray], counts: np.ndarray
+) -> dict[str, Any]:
+    """GPU-major grid: row g·n_counts + j is GPU g at counts[j], the global batch held fixed."""
+    n_gpu_types = len(next(iter(gpu_cols.values())))
+    n_gpus = np.tile(counts, n_gpu_types)
+    model_parallel = scenario_columns["tp"] * scenario_columns["pp"] * scenario_columns["cp"]
+    dp = n_gpus / model_parallel
+    # As in explore.scaling_curve: accumulation shrinks as replicas grow (never below one micro-batch), and at
+    # the scenario's own count it is exactly the scenario's.
+    accum = np.maximum(1.0, np.round(scenario_columns["grad_accum"] * scenario_columns["dp"] / dp))
+    repeated = {key: np.repeat(value, len(counts)) for key, value in gpu_cols.items()}
+    return {**scenario_columns, **repeated, "n_gpus": n_gpus, "dp": dp, "grad_accum": accum}
+
+
+def _matrix(value: Any, n_rows: int, n_cols: int) -> np.ndarray:
+    return np.broadcast_to(np.asarray(value, dtype=float), (n_rows * n_cols,)).reshape(n_rows, n_cols)
+
+
+def _fewest(fits: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    fitting = fits == 1.0
+    first = np.argmax(fitting, axis=1)
+    return np.where(fitting.any(axis=1), counts[first], np.nan)
+
+
+def _frame(
+    s: Scenario, per_gpu: dict[str, Any], out: dict[str, np.ndarray], fits: np.ndarray, fewest: np.ndarray
+) -> pl.DataFrame:
+    gpu = per_gpu["columns"]
+    hours = out["wall_clock_s"] / SECONDS_PER_HOUR
+    numbers = {
+        "memory_gib": gpu["vram_bytes"] / GIB_BYTES,
+        "peak_tflops": gpu["peak_flops_per_s"] / 1e12,
+        "peak_gib_per_device": out["peak_bytes"] / GIB_BYTES,
+        "wall_clock_h": hours,
+        "wall_clock_h_low": out["wall_clock_s_low"] / SECONDS_PER_HOUR,
+        "wall_clock_h_high": out["wall_clock_s_high"] / SECONDS_PER_HOUR,
+        "device_hours": out["device_hours"],
+        "usd_per_gpu_hour": gpu["usd_per_gpu_hour"],
+        "cost_usd": out["cost_usd"],
+        "cost_usd_low": out["cost_usd_low"],
+        "cost_usd_high": out["cost_usd_high"],
+        "usd_per_million_tokens": out["usd_per_million_tokens"],
+        "energy_kwh": out["energy_kwh"],
+        "co2e_kg": out["co2e_kg"],
+        "tokens_per_s": out["tokens_per_s"],
+        "mfu": out["mfu"],
+    }
+    current = np.array([name == per_gpu["scenario_gpu"] for name in per_gpu["names"]])
+    columns: dict[str, pl.Series] = {
+        "gpu": pl.Series(per_gpu["names"], dtype=pl.String),
+        "vendor": pl.Series(per_gpu["vendors"], dtype=pl.String),
+        "fits_vram": pl.Series([None if math.isnan(f) else bool(f) for f in fits], dtype=pl.Boolean),
+        "min_gpus_to_fit": pl.Series([None if math.isnan(n) else int(n) for n in fewest], dtype=pl.Int64),
+        **{
+            name: pl.Series(np.asarray(values, dtype=float), dtype=pl.Float64, nan_to_null=True)
+            for name, values in numbers.items()
+        },
+        "price_basis": pl.Series(per_gpu["price_basis"], dtype=pl.String),
+        "price_snapshot": pl.Series(per_gpu["price_snapshot"], dtype=pl.String),
+        "status": pl.Series(_status(gpu, current, s), dtype=pl.String),
+        "is_scenario_gpu": pl.Series(current, dtype=pl.Boolean),
+    }
+    if per_gpu["origins"] is not None:
+        columns["origin"] = pl.Series(per_gpu["origins"], dtype=pl.String)
+    return pl.DataFrame(columns)
+
+
+def _status(gpu: dict[str, np.ndarray], current: np.ndarray, s: Scenario) -> list[str]:
+    """Why a row lacks figures, and which row carries the user's own figures."""
+    overridden = any(getattr(s, name) is not None for name in OVERRIDE_FIELDS)
+    notes = []
+    for i in range(len(current)):
+        parts = [NO_RATE] if math.isnan(gpu["peak_flops_per_s"][i]) else []
+        parts += [NO_PRICE] if math.isnan(gpu["usd_per_gpu_hour"][i]) else []
+        parts += [YOUR_FIGURES] if current[i] and overridden else []
+        notes.append("; ".join(parts))
+    return notes
+
+
+def filter_rows(
+    frame: pl.DataFrame,
+    vendors: list[str] | None = None,
+    min_memory_gib: float = 0.0,
+    priced_only: bool = False,
+    fitting_only: bool = False,
+) -> pl.DataFrame:
+    """The rows a user asked to see; empty `vendors` means every vendor."""
+    keep = pl.col("memory_gib") >= min_memory_gib
+    if vendors:
+        keep &= pl.col("vendor").is_in(vendors)
+    if priced_only:
+        keep &= pl.col("cost_usd").is_not_null()
+    if fitting_only:
+        keep &= pl.col("fits_vram").fill_null(False)
+    return frame.filter(keep)
+
+
+def sort_rows(frame: pl.DataFrame, metric: str) -> pl.DataFrame:
+    """Order by a SORT_METRICS label; rows without the figure go last."""
+    column, descending = SORT_METRICS[metric]
+    return frame.sort(column, descending=descending, nulls_last=True, maintain_order=True)
+
+
+def pareto_frontier(
+    frame: pl.DataFrame,
+    x: str = "wall_clock_h",
+    y: str = "cost_usd",
+    *,
+    among: str | None = None,
+    name: str = "on_frontier",
+) -> pl.DataFrame:
+    """Add a boolean column: True where no other row is at least as good on both x and y and better on one.
+
+    Lower is better on both. Rows with a missing x or y are never on the frontier; with `among` (a boolean
+    column), only rows where it is True take part (e.g. only GPUs that fit).
+    """
+    xs = frame[x].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    ys = frame[y].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    valid = np.isfinite(xs) & np.isfinite(ys)
+    if among is not None:
+        valid &= frame[among].fill_null(False).to_numpy().astype(bool)
+    no_worse = (xs[:, None] <= xs[None, :]) & (ys[:, None] <= ys[None, :])
+    better = (xs[:, None] < xs[None, :]) | (ys[:, None] < ys[None, :])
+    dominated = (valid[:, None] & no_worse & better).any(axis=0)  # [j, i]: does row j dominate row i
+    return frame.with_columns(pl.Series(name, valid & ~dominated, dtype=pl.Boolean))

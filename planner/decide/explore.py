@@ -1,0 +1,148 @@
+"""What-if views of one scenario: scaling with GPU count, memory against micro-batch, fixes for OOM.
+
+Each varies one or two inputs over many rows and runs the same `evaluate` as the single estimate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from planner.evaluate import evaluate
+from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR
+from planner.resolve import Resolved, resolve
+
+MAX_SCALING_GPUS = 4096  # beyond a few thousand GPUs fine-tuning-sized runs are bounded by batch size anyway
+
+
+def _with(columns: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    return {**columns, **changes}
+
+
+def gpu_counts(resolved: Resolved) -> np.ndarray:
+    """Powers of two from the model-parallel size up to where one optimizer step has one sequence per replica."""
+    s = resolved.scenario
+    model_parallel = s.tp * s.pp * s.cp
+    sequences = max(1.0, resolved.columns["training_tokens"] / s.seq_len)
+    top = int(min(MAX_SCALING_GPUS, max(model_parallel, model_parallel * sequences)))
+    counts = [model_parallel * 2**k for k in range(20) if model_parallel * 2**k <= top]
+    return np.array(sorted({*counts, s.n_gpus}), dtype=float)
+
+
+def scaling_curve(resolved: Resolved) -> pl.DataFrame:
+    """Wall clock, cost and scaling efficiency against GPU count at a fixed global batch."""
+    c = resolved.columns
+    counts = gpu_counts(resolved)
+    model_parallel = c["tp"] * c["pp"] * c["cp"]
+    dp = counts / model_parallel
+    # Keep the global batch: accumulation shrinks as replicas grow (never below one micro-batch).
+    accum = np.maximum(1.0, np.round(c["grad_accum"] * c["dp"] / dp))
+    out = evaluate(_with(c, n_gpus=counts, dp=dp, grad_accum=accum))
+    hours = out["wall_clock_s"] / SECONDS_PER_HOUR
+    gpu_hours = hours * counts
+    efficiency = gpu_hours[0] / gpu_hours
+    return pl.DataFrame(
+        {
+            "n_gpus": counts.astype(int),
+            "wall_clock_h": hours,
+            "gpu_hours": gpu_hours,
+            "cost_usd": np.asarray(out["cost_usd"], dtype=float),
+            "scaling_efficiency_frac": efficiency,
+        }
+    )
+
+
+def memory_vs_micro_batch(resolved: Resolved, max_micro_batch: int = 64) -> pl.DataFrame:
+    """Peak GiB per GPU for micro-batches 1, 2, 4, ... under each recompute mode."""
+    if not resolved.columns["has_shape"]:
+        return pl.DataFrame()
+    sizes = np.array([2**k for k in range(int(np.log2(max_micro_batch)) + 1)], dtype=float)
+    modes = {"none": 0.0, "selective": 1.0, "selective_op": 3.0, "full": 2.0}
+    grid_b = np.tile(sizes, len(modes))
+    grid_r = np.repeat(list(modes.values()), len(sizes))
+    out = evaluate(_with(resolved.columns, micro_batch=grid_b, recompute=grid_r))
+    return pl.DataFrame(
+        {
+            "micro_batch": grid_b.astype(int),
+            "recompute": np.repeat(list(modes), len(sizes)),
+            "peak_gib": out["peak_bytes"] / GIB_BYTES,
+        }
+    )
+
+
+@dataclass(frozen=True)
+class Fix:
+    label: str
+    peak_gib: float
+    fits: bool
+    note: str
+
+
+CANDIDATE_FIXES: tuple[tuple[str, dict[str, Any], str], ...] = (
+    ("ZeRO-3 / FULL_SHARD", {"zero_stage": 3}, "shards weights too; more communication per step"),
+    ("Full activation recompute", {"recompute": "full"}, "about 30 % more compute per step"),
+    (
+        "Selective recompute",
+        {"recompute": "selective"},
+        "recomputes only attention scores; a few % more compute",
+    ),
+    ("8-bit AdamW", {"optimizer": "adamw_8bit"}, "optimizer states shrink from 8 to 2 bytes per parameter"),
+    ("Micro-batch 1", {"micro_batch": 1}, "raise gradient accumulation to keep the global batch"),
+    (
+        "Fused / chunked cross-entropy",
+        {"fused_cross_entropy": True},
+        "never materialises fp32 logits at once",
+    ),
+    ("LoRA rank 16", {"method": "lora", "lora_rank": 16}, "trains adapters only; quality may differ"),
+    ("QLoRA rank 16", {"method": "qlora", "lora_rank": 16}, "4-bit base; slower and slightly lossy"),
+    ("Offload optimizer to CPU", {"offload_optimizer": True}, "needs host memory; slower optimizer step"),
+)
+
+
+def suggest_fixes(resolved: Resolved) -> list[Fix]:
+    """Each single change that would lower the peak, evaluated by the full estimate; best first."""
+    s = resolved.scenario
+    fixes = []
+    for label, change, note in CANDIDATE_FIXES:
+        if all(getattr(s, key) == value for key, value in change.items()):
+            continue
+        try:
+            candidate = resolve(s.updated(**change))
+        except ValueError:
+            continue
+        out = evaluate(candidate.columns)
+        peak = float(out["peak_bytes"])
+        if np.isnan(peak):
+            continue
+        fixes.append(Fix(label, peak / GIB_BYTES, peak <= candidate.columns["vram_bytes"], note))
+    return sorted(fixes, key=lambda fix: (not fix.fits, fix.peak_gib))
+
+
+def parameter_breakdown(resolved: Resolved) -> pl.DataFrame | None:
+    counts = resolved.counts
+    if counts is None:
+        return None
+    parts = {
+        "Token embedding": counts.embedding,
+        "Positional embedding": counts.position,
+        "Attention": counts.attention,
+        "MLP / experts": counts.mlp,
+        "Norms": counts.norms,
+        "Router": counts.router,
+        "Output head": counts.head,
+    }
+    frame = pl.DataFrame({"component": list(parts), "n_params": [float(v) for v in parts.values()]})
+    frame = frame.filter(pl.col("n_params") > 0).with_columns(
+        (pl.col("n_params") / 1e9).round(4).alias("billions"),
+        (pl.col("n_params") / counts.total).alias("share_frac"),
+    )
+    totals = pl.DataFrame(
+        {"component": ["Total", "Active per token"], "n_params": [float(counts.total), float(counts.active)]}
+    ).with_columns(
+        (pl.col("n_params") / 1e9).round(4).alias("billions"),
+        (pl.col("n_params") / counts.total).alias("share_frac"),
+    )
+    return pl.concat([frame, totals])

@@ -1,0 +1,226 @@
+"""Plan search: every layout × GPU type, evaluated by the one `planner.evaluate`, filtered and ranked.
+
+For each GPU type the scenario is resolved once (as `estimate` would resolve it on that GPU), the layout grid
+(`planner.decide.sweep_grid`) is broadcast over those columns in chunks, and only the rows that fit in memory are
+kept, with the four figures the objectives and constraints need. The winners are evaluated again in full
+for the result tables, so a result row and `estimate(scenario_for(row, base))` give the same figures.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+import numpy as np
+import polars as pl
+
+from planner.catalogue.catalog import Catalogs, find_gpu, gpu_price
+from planner.catalogue.catalog_lookup import gpu_name_keys, normalise_name
+from planner.decide.sweep_grid import DEFAULT_MAX_GPUS, LayoutGrid, SearchSpace, layout_grid
+from planner.decide.sweep_rank import (
+    Kept,
+    feasible_mask,
+    pareto_order,
+    rank_order,
+    result_frame,
+)
+from planner.decide.sweep_words import explain
+from planner.evaluate import evaluate
+from planner.inputs.scenario import Scenario
+from planner.resolve import Resolved, default_catalogs, resolve
+
+__all__ = [
+    "OBJECTIVES",
+    "Constraints",
+    "Objective",
+    "SearchResult",
+    "SearchSpace",
+    "priced_gpus",
+    "scenario_for",
+    "search",
+]
+
+Objective = Literal["cost", "wall_clock", "energy", "co2e"]
+OBJECTIVES: tuple[str, ...] = get_args(Objective)
+Progress = Callable[[int, int], None]  # (rows evaluated so far, rows in the whole search)
+# Measured here (bench/sweep_bench.py's large search, CPU time, one core): 16k-32k rows per chunk evaluate
+# 2.0-2.2 M rows/s, 100k rows 1.4 M/s, 4k rows 1.5 M/s. A 20k-row column is 160 kB, so the working set of
+# one formula step stays in the core's L2 cache and freed buffers are reused instead of freshly mapped.
+DEFAULT_CHUNK_ROWS = 20_000
+# Figures typed for the scenario's own GPU; planner/decide/compare.py applies the same rule (OVERRIDE_FIELDS).
+GPU_SPECIFIC_OVERRIDES = ("peak_tflops", "vram_gib", "usd_per_gpu_hour")
+NO_SHAPE_NOTE = (
+    "The model has no shape (a bare parameter count), so its peak memory is unknown and no configuration can be "
+    "shown to fit; choose a preset or import a config.json."
+)
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """What a plan must satisfy, and what "best" means."""
+
+    deadline_h: float | None = None  # wall clock, hours
+    budget_usd: float | None = None
+    max_gpus: int = DEFAULT_MAX_GPUS
+    gpus: tuple[str, ...] | None = None  # GPU names or aliases; None: every GPU with a catalogue price
+    objective: Objective = "cost"
+
+    def __post_init__(self) -> None:
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective: must be one of {', '.join(OBJECTIVES)} (got {self.objective!r})")
+        if self.deadline_h is not None and not self.deadline_h > 0:
+            raise ValueError(f"deadline_h: must be > 0 hours (got {self.deadline_h})")
+        if self.budget_usd is not None and not self.budget_usd > 0:
+            raise ValueError(f"budget_usd: must be > 0 (got {self.budget_usd})")
+        if not 1 <= self.max_gpus <= 1_000_000:
+            raise ValueError(f"max_gpus: must be between 1 and 1,000,000 (got {self.max_gpus})")
+        if self.gpus is not None and not self.gpus:
+            raise ValueError("gpus: name at least one GPU")
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    top: pl.DataFrame  # best first, `rank` 1..N
+    frontier: pl.DataFrame  # cost-versus-time Pareto frontier, fastest first
+    reason: str  # why the winner won, in one or two sentences
+    constraints: Constraints
+    gpus: tuple[str, ...]  # GPU types searched
+    skipped_gpus: dict[str, str]  # GPU -> why it was left out
+    target_batch_sequences: int
+    n_candidates: int  # layout combinations × GPU types, before impossible layouts were dropped
+    n_evaluated: int  # rows evaluated
+    n_fit: int  # rows whose peak fits the device memory
+    n_feasible: int  # ... and meet every constraint with a finite objective
+    elapsed_s: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def winner(self) -> dict[str, Any] | None:
+        return self.top.row(0, named=True) if self.top.height else None
+
+
+def priced_gpus(base: Scenario, catalogs: Catalogs | None = None) -> tuple[str, ...]:
+    """GPUs with a catalogue price in the scenario's snapshot (or an earlier one), catalogue order."""
+    cats = default_catalogs() if catalogs is None else catalogs
+    names = cats.gpus["name"].to_list()
+    return tuple(name for name in names if gpu_price(cats.prices, name, base.snapshot or None) is not None)
+
+
+def _on_gpu(base: Scenario, gpu_name: str, base_gpu_name: str | None) -> Scenario:
+    """The scenario on another GPU. Figures typed for the scenario's own GPU (peak, VRAM, price quote)
+    describe that GPU only, so on any other they give way to the catalogue's."""
+    if gpu_name == base_gpu_name:
+        return base.updated(gpu=gpu_name)
+    return base.updated(gpu=gpu_name, **dict.fromkeys(GPU_SPECIFIC_OVERRIDES))
+
+
+def _base_gpu_name(base: Scenario, cats: Catalogs) -> str | None:
+    try:
+        return str(find_gpu(cats.gpus, base.gpu)["name"])
+    except ValueError:
+        return None
+
+
+def scenario_for(row: Mapping[str, Any], base: Scenario, catalogs: Catalogs | None = None) -> Scenario:
+    """The full scenario of a result row: the base scenario on the row's GPU with the row's layout."""
+    cats = default_catalogs() if catalogs is None else catalogs
+    on_gpu = _on_gpu(base, str(row["gpu"]), _base_gpu_name(base, cats))
+    return on_gpu.updated(
+        n_gpus=int(row["n_gpus"]),
+        tp=int(row["tp"]),
+        pp=int(row["pp"]),
+        zero_stage=int(row["zero_stage"]),
+        recompute=str(row["recompute"]),
+        micro_batch=int(row["micro_batch"]),
+        grad_accum=int(row["grad_accum"]),
+    )
+
+
+def _resolve_gpus(
+    base: Scenario, names: tuple[str, ...], cats: Catalogs
+) -> tuple[list[Resolved], dict[str, str]]:
+    base_name = _base_gpu_name(base, cats)
+    keys = gpu_name_keys(cats.gpus)  # built once: find_gpu would rebuild it for every name
+    canonical = [keys.get(normalise_name(n)) or str(find_gpu(cats.gpus, n)["name"]) for n in names]
+    resolved, skipped = [], {}
+    for name in dict.fromkeys(canonical):
+        one = resolve(_on_gpu(base, name, base_name), cats)
+        if np.isnan(one.columns["peak_flops_per_s"]):
+            skipped[name] = f"no peak rate for {base.precision} in the catalogue"
+            continue
+        resolved.append(one)
+    return resolved, skipped
+
+
+def _evaluate_all(
+    resolved: list[Resolved], grid: LayoutGrid, chunk_rows: int, progress: Progress | None
+) -> tuple[Kept, int]:
+    """Evaluate every (GPU, layout) row; keep those that fit, with the figures ranking needs."""
+    total, done = len(resolved) * len(grid), 0
+    parts: list[Kept] = []
+    for gpu_index, one in enumerate(resolved):
+        for start in range(0, len(grid), chunk_rows):
+            rows = slice(start, min(start + chunk_rows, len(grid)))
+            out = evaluate({**one.columns, **grid.take(rows)})
+            fits = np.asarray(out["peak_bytes"] <= one.columns["vram_bytes"])  # NaN (no shape) never fits
+            layout_index = np.arange(rows.start, rows.stop)[fits]
+            parts.append(Kept.from_output(gpu_index, layout_index, out, fits))
+            done += rows.stop - rows.start
+            if progress is not None:
+                progress(done, total)
+    return Kept.concat(parts), done
+
+
+def search(
+    base: Scenario,
+    constraints: Constraints | None = None,
+    space: SearchSpace | None = None,
+    *,
+    catalogs: Catalogs | None = None,
+    top_n: int = 10,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    progress: Progress | None = None,
+) -> SearchResult:
+    """The best configurations for the scenario's model, data and method under `constraints`."""
+    if top_n < 1:
+        raise ValueError(f"top_n: must be >= 1 (got {top_n})")
+    started = time.perf_counter()
+    constraints = constraints or Constraints()
+    space = space or SearchSpace()
+    cats = default_catalogs() if catalogs is None else catalogs
+    shape_columns = resolve(base, cats).columns
+    shaped = shape_columns["has_shape"] > 0
+    names = constraints.gpus or priced_gpus(base, cats)
+    resolved, skipped = _resolve_gpus(base, names, cats)
+    grid = layout_grid(
+        base,
+        space,
+        constraints.max_gpus,
+        shape_columns["n_layers"] if shaped else None,
+        shape_columns["n_heads"] if shaped else None,
+    )
+    kept, n_evaluated = _evaluate_all(resolved, grid, max(1, chunk_rows), progress)
+    feasible = feasible_mask(kept, constraints)
+    order = rank_order(kept, feasible, constraints.objective, grid, top_n)
+    frontier = pareto_order(kept, feasible)
+    gpus = tuple(str(one.gpu["name"]) for one in resolved)
+    top = result_frame(resolved, grid, kept, order)
+    frontier_frame = result_frame(resolved, grid, kept, frontier)
+    notes = [] if shaped else [NO_SHAPE_NOTE]
+    return SearchResult(
+        top=top,
+        frontier=frontier_frame,
+        reason=explain(top, frontier_frame, kept, constraints),
+        constraints=constraints,
+        gpus=gpus,
+        skipped_gpus=skipped,
+        target_batch_sequences=grid.target_sequences,
+        n_candidates=grid.n_candidates * len(resolved),
+        n_evaluated=n_evaluated,
+        n_fit=len(kept),
+        n_feasible=int(np.count_nonzero(feasible)),
+        elapsed_s=time.perf_counter() - started,
+        notes=notes,
+    )

@@ -1,0 +1,157 @@
+"""The layouts a plan search tries: GPU count × TP × PP × ZeRO stage × recompute × micro-batch.
+
+The grid does not depend on the GPU type, so it is built once and evaluated for every GPU in the search.
+Gradient accumulation is not searched: it follows from the target global batch (in sequences), rounded up,
+so every layout trains with (at least) the batch the scenario asks for.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import get_args
+
+import numpy as np
+
+from planner.formulas.recipes import RECOMPUTE_CODES
+from planner.inputs.scenario import Recompute, Scenario
+
+# 128 nodes of 8: beyond this, fine-tuning-sized batches leave most data-parallel replicas idle, and the user
+# can raise it (Constraints.max_gpus) for pre-training plans.
+DEFAULT_MAX_GPUS = 1024
+# Micro-batches of 1-16 sequences cover what fits at 2k-8k tokens on 16-192 GiB devices; larger ones rarely fit
+# a 7B+ model and the accumulation rule keeps the global batch anyway.
+DEFAULT_MICRO_BATCHES = (1, 2, 4, 8, 16)
+DEFAULT_ZERO_STAGES = (0, 1, 2, 3)
+DEFAULT_RECOMPUTE: tuple[str, ...] = get_args(Recompute)  # every mode a scenario can hold
+# Pipeline depths used by Megatron-LM/torchtitan recipes for 7B-405B models (Llama 3 405B used 16 stages).
+DEFAULT_PP_DEGREES = (1, 2, 4, 8, 16)
+# 5 M layouts keep the grid's own columns near 320 MB; the default search holds a few hundred thousand.
+MAX_LAYOUTS = 5_000_000
+LAYOUT_COLUMNS = ("n_gpus", "tp", "pp", "dp", "zero_stage", "recompute", "micro_batch", "grad_accum")
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """What the search varies; `None` means "derive from the scenario" (see each field)."""
+
+    gpu_counts: tuple[int, ...] | None = None  # None: powers of two and multiples of the node, up to max_gpus
+    tp_degrees: tuple[int, ...] | None = None  # None: every divisor of gpus_per_node (TP stays inside a node)
+    pp_degrees: tuple[int, ...] = DEFAULT_PP_DEGREES
+    zero_stages: tuple[int, ...] = DEFAULT_ZERO_STAGES
+    recompute: tuple[str, ...] = DEFAULT_RECOMPUTE
+    micro_batches: tuple[int, ...] = DEFAULT_MICRO_BATCHES
+    target_batch_sequences: int | None = None  # None: the scenario's micro_batch × grad_accum × dp
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.recompute) - set(RECOMPUTE_CODES))
+        if unknown:
+            raise ValueError(f"recompute: unknown mode(s) {unknown}; allowed: {sorted(RECOMPUTE_CODES)}")
+        if any(stage not in DEFAULT_ZERO_STAGES for stage in self.zero_stages):
+            raise ValueError(f"zero_stages: each must be 0-3 (got {self.zero_stages})")
+        for name in ("gpu_counts", "tp_degrees", "pp_degrees", "micro_batches"):
+            values = getattr(self, name)
+            if values is not None and (not values or min(values) < 1):
+                raise ValueError(f"{name}: give at least one whole number >= 1 (got {values})")
+        if self.target_batch_sequences is not None and self.target_batch_sequences < 1:
+            raise ValueError("target_batch_sequences: must be >= 1")
+
+
+def target_batch_sequences(base: Scenario, space: SearchSpace) -> int:
+    """Sequences per optimizer step every layout must reach: the scenario's micro_batch × grad_accum × dp."""
+    if space.target_batch_sequences is not None:
+        return space.target_batch_sequences
+    return base.micro_batch * base.grad_accum * base.dp
+
+
+def default_gpu_counts(gpus_per_node: int, max_gpus: int) -> tuple[int, ...]:
+    """Powers of two up to `max_gpus`, and every whole number of nodes up to it."""
+    powers = {2**k for k in range(int(math.log2(max_gpus)) + 1)}
+    nodes = set(range(gpus_per_node, max_gpus + 1, gpus_per_node))
+    return tuple(sorted(n for n in powers | nodes if n <= max_gpus))
+
+
+def tensor_parallel_degrees(gpus_per_node: int, n_heads: float | None) -> tuple[int, ...]:
+    """Divisors of the node size, so a TP group never crosses a node, that also divide the attention heads
+    (Megatron-LM asserts num_attention_heads % tensor_model_parallel_size == 0)."""
+    divisors = [d for d in range(1, gpus_per_node + 1) if gpus_per_node % d == 0]
+    if n_heads:
+        divisors = [d for d in divisors if int(n_heads) % d == 0]
+    return tuple(divisors) or (1,)
+
+
+@dataclass(frozen=True)
+class LayoutGrid:
+    """Equal-length float arrays, one row per layout, in the units of `planner.resolve` columns."""
+
+    columns: dict[str, np.ndarray]
+    target_sequences: int
+    n_candidates: int  # combinations before dropping impossible ones
+
+    def __len__(self) -> int:
+        return len(self.columns["n_gpus"])
+
+    def take(self, index: np.ndarray | slice) -> dict[str, np.ndarray]:
+        return {name: values[index] for name, values in self.columns.items()}
+
+
+def layout_grid(
+    base: Scenario,
+    space: SearchSpace,
+    max_gpus: int,
+    n_layers: float | None,
+    n_heads: float | None,
+) -> LayoutGrid:
+    """Every layout of the search space that can run: model parallelism divides the GPU count, TP within a
+    node, at most one pipeline stage per layer, and the target batch reachable with whole micro-batches.
+
+    Built one (TP, PP) pair at a time, so GPU counts that cannot work with the pair are dropped before they
+    are crossed with the other choices (a million-GPU limit must not materialise every combination).
+    """
+    counts = np.asarray(space.gpu_counts or default_gpu_counts(base.gpus_per_node, max_gpus), dtype=float)
+    counts = counts[counts <= max_gpus]
+    tps = space.tp_degrees or tensor_parallel_degrees(base.gpus_per_node, n_heads)
+    tps = tuple(t for t in tps if t <= base.gpus_per_node)
+    pps = tuple(p for p in space.pp_degrees if n_layers is None or p <= n_layers)
+    codes = [float(RECOMPUTE_CODES[name]) for name in space.recompute]
+    target = target_batch_sequences(base, space)
+    other_axes = [np.asarray(axis, dtype=float) for axis in (space.zero_stages, codes, space.micro_batches)]
+    n_other = math.prod(len(axis) for axis in other_axes)
+    parts, n_rows = [], 0
+    for tp, pp in itertools.product(tps, pps):
+        model_parallel = tp * pp * base.cp
+        usable = counts[(counts % model_parallel == 0) & (counts <= target * model_parallel)]
+        n_rows += len(usable) * n_other
+        if n_rows > MAX_LAYOUTS:
+            raise ValueError(
+                f"max_gpus: the search would hold over {MAX_LAYOUTS:,} layouts per GPU type; lower the maximum "
+                "GPU count or narrow the choices"
+            )
+        if len(usable):
+            parts.append(_pair_layouts(base, usable, float(tp), float(pp), other_axes, target))
+    columns = {
+        name: np.concatenate([p[name] for p in parts]) if parts else np.empty(0) for name in LAYOUT_COLUMNS
+    }
+    order = np.lexsort([columns[name] for name in reversed(LAYOUT_COLUMNS[:3] + LAYOUT_COLUMNS[4:7])])
+    n_candidates = len(counts) * len(tps) * len(pps) * n_other
+    return LayoutGrid(
+        {k: v[order] for k, v in columns.items()}, target_sequences=target, n_candidates=n_candidates
+    )
+
+
+def _pair_layouts(
+    base: Scenario, counts: np.ndarray, tp: float, pp: float, other_axes: list[np.ndarray], target: int
+) -> dict[str, np.ndarray]:
+    """Layouts for one (TP, PP) pair: GPU count × ZeRO × recompute × micro-batch, impossible ones dropped."""
+    mesh = np.meshgrid(counts, *other_axes, indexing="ij")
+    n_gpus, zero, recompute, micro = (axis.ravel() for axis in mesh)
+    dp = n_gpus / (tp * pp * base.cp)
+    keep = dp * micro <= target
+    # ZeRO stages differ only when there is a group to shard over (or states to offload).
+    if dp.size and not (base.offload_optimizer or base.offload_params):
+        keep &= ~((dp * base.cp == 1) & (zero > 0))
+    n_gpus, zero, recompute, micro, dp = (a[keep] for a in (n_gpus, zero, recompute, micro, dp))
+    accum = np.ceil(target / (dp * micro))
+    layout = (n_gpus, np.full(len(dp), tp), np.full(len(dp), pp), dp, zero, recompute, micro, accum)
+    return dict(zip(LAYOUT_COLUMNS, layout, strict=True))

@@ -1,0 +1,194 @@
+"""Plan search bookkeeping: the rows that fit, the constraints, the ranking, the Pareto frontier, the tables."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from planner.evaluate import evaluate
+from planner.formulas.recipes import RECOMPUTE_CODES
+from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR
+
+if TYPE_CHECKING:
+    from planner.decide.sweep import Constraints
+    from planner.decide.sweep_grid import LayoutGrid
+    from planner.resolve import Resolved
+
+RECOMPUTE_NAMES = {float(code): name for name, code in RECOMPUTE_CODES.items()}
+# evaluate's output behind each objective, and the tie-breakers after it; equal figures then go to fewer GPUs
+# and more memory headroom (a lower peak)
+OBJECTIVE_COLUMNS = {
+    "cost": "cost_usd",
+    "wall_clock": "wall_clock_s",
+    "energy": "energy_kwh",
+    "co2e": "co2e_kg",
+}
+_TIE_BREAKS = {
+    "cost": ("wall_clock_s",),
+    "wall_clock": ("cost_usd",),
+    "energy": ("cost_usd", "wall_clock_s"),
+    "co2e": ("cost_usd", "wall_clock_s"),
+}
+_FIGURES = ("wall_clock_s", "cost_usd", "energy_kwh", "co2e_kg", "peak_bytes")
+
+
+@dataclass(frozen=True)
+class Kept:
+    """The rows that fit: which GPU (index into the resolved list), which layout, and the ranking figures."""
+
+    gpu_index: np.ndarray
+    layout_index: np.ndarray
+    figures: dict[str, np.ndarray]
+
+    def __len__(self) -> int:
+        return len(self.layout_index)
+
+    @staticmethod
+    def from_output(gpu_index: int, layout_index: np.ndarray, out: dict[str, Any], fits: np.ndarray) -> Kept:
+        def picked(name: str) -> np.ndarray:
+            return np.broadcast_to(np.asarray(out[name], dtype=float), fits.shape)[fits]
+
+        return Kept(
+            np.full(len(layout_index), gpu_index, dtype=np.int32),
+            layout_index.astype(np.int64),
+            {name: picked(name) for name in _FIGURES},
+        )
+
+    @staticmethod
+    def concat(parts: Sequence[Kept]) -> Kept:
+        if not parts:
+            empty = np.empty(0)
+            return Kept(empty.astype(np.int32), empty.astype(np.int64), {n: empty for n in _FIGURES})
+        return Kept(
+            np.concatenate([p.gpu_index for p in parts]),
+            np.concatenate([p.layout_index for p in parts]),
+            {name: np.concatenate([p.figures[name] for p in parts]) for name in _FIGURES},
+        )
+
+
+def feasible_mask(kept: Kept, constraints: Constraints) -> np.ndarray:
+    """Rows that meet the deadline and the budget and have a finite objective (an unpriced GPU has no cost)."""
+    mask = np.isfinite(kept.figures[OBJECTIVE_COLUMNS[constraints.objective]])
+    if constraints.deadline_h is not None:
+        mask &= kept.figures["wall_clock_s"] <= constraints.deadline_h * SECONDS_PER_HOUR
+    if constraints.budget_usd is not None:
+        mask &= kept.figures["cost_usd"] <= constraints.budget_usd  # NaN cost fails a budget
+    return mask
+
+
+def rank_order(kept: Kept, feasible: np.ndarray, objective: str, grid: LayoutGrid, top_n: int) -> np.ndarray:
+    """The best `top_n` feasible rows, best first; ties go to the tie-breakers, then fewer GPUs, then a lower
+    peak, then layout order. Only rows that can reach the top (a partial sort) are fully sorted."""
+    rows = np.flatnonzero(feasible)
+    keys = [OBJECTIVE_COLUMNS[objective], *_TIE_BREAKS[objective]]
+    primary = kept.figures[keys[0]][rows]
+    if len(rows) > top_n > 0:
+        rows = rows[primary <= np.partition(primary, top_n - 1)[top_n - 1]]  # ties at the cut stay in
+    columns = [np.nan_to_num(kept.figures[k][rows], nan=np.inf) for k in keys]
+    n_gpus = grid.columns["n_gpus"][kept.layout_index[rows]]
+    peak = kept.figures["peak_bytes"][rows]
+    # lexsort sorts by the last key first
+    order = np.lexsort((kept.layout_index[rows], kept.gpu_index[rows], peak, n_gpus, *reversed(columns)))
+    return rows[order][:top_n]
+
+
+def pareto_order(kept: Kept, feasible: np.ndarray) -> np.ndarray:
+    """Feasible rows that no other row beats on both wall clock and cost, fastest first.
+
+    A sweep in order of wall clock keeps each row cheaper than every faster one; rows tied on wall clock can
+    slip through that sweep, so the few survivors are swept again with cost breaking the ties.
+    """
+    rows = np.flatnonzero(feasible & np.isfinite(kept.figures["cost_usd"]))
+    candidates = _cheaper_than_all_faster(rows, kept.figures["wall_clock_s"], kept.figures["cost_usd"], None)
+    return _cheaper_than_all_faster(candidates, kept.figures["wall_clock_s"], kept.figures["cost_usd"], kept)
+
+
+def _cheaper_than_all_faster(
+    rows: np.ndarray, wall: np.ndarray, cost: np.ndarray, kept: Kept | None
+) -> np.ndarray:
+    if kept is None:
+        order = np.argsort(wall[rows], kind="stable")
+    else:
+        order = np.lexsort((kept.layout_index[rows], cost[rows], wall[rows]))
+    cost_sorted = cost[rows][order]
+    cheapest_before = np.concatenate([[np.inf], np.minimum.accumulate(cost_sorted)[:-1]])
+    return rows[order[cost_sorted < cheapest_before]]
+
+
+def result_frame(
+    resolved: Sequence[Resolved], grid: LayoutGrid, kept: Kept, indices: np.ndarray
+) -> pl.DataFrame:
+    """Full figures for the chosen rows, in the given order, evaluated again by the same `evaluate`."""
+    records: list[dict[str, Any]] = [{} for _ in indices]
+    for gpu_index in np.unique(kept.gpu_index[indices]):
+        where = np.flatnonzero(kept.gpu_index[indices] == gpu_index)
+        one = resolved[int(gpu_index)]
+        layout = grid.take(kept.layout_index[indices[where]])
+        out = evaluate({**one.columns, **layout})
+        for i, position in enumerate(where):
+            records[position] = _record(one, layout, out, i)
+    frame = pl.DataFrame(records, schema=_SCHEMA, orient="row") if records else pl.DataFrame(schema=_SCHEMA)
+    return frame.with_columns(pl.int_range(1, frame.height + 1, dtype=pl.Int64).alias("rank")).select(
+        "rank", *_SCHEMA
+    )
+
+
+def _value(values: Any, i: int) -> float:
+    return float(np.asarray(values, dtype=float).reshape(-1)[i] if np.ndim(values) else values)
+
+
+def _record(one: Resolved, layout: dict[str, np.ndarray], out: dict[str, Any], i: int) -> dict[str, Any]:
+    c = one.columns
+    peak = _value(out["peak_bytes"], i)
+    return {
+        "gpu": str(one.gpu["name"]),
+        **{name: int(layout[name][i]) for name in ("n_gpus", "tp", "pp", "dp", "zero_stage")},
+        "recompute": RECOMPUTE_NAMES[float(layout["recompute"][i])],
+        "micro_batch": int(layout["micro_batch"][i]),
+        "grad_accum": int(layout["grad_accum"][i]),
+        "global_batch_sequences": int(layout["micro_batch"][i] * layout["grad_accum"][i] * layout["dp"][i]),
+        "wall_clock_h": _value(out["wall_clock_s"], i) / SECONDS_PER_HOUR,
+        "cost_usd": _value(out["cost_usd"], i),
+        "energy_kwh": _value(out["energy_kwh"], i),
+        "co2e_kg": _value(out["co2e_kg"], i),
+        "peak_gib_per_device": peak / GIB_BYTES,
+        "vram_gib": float(c["vram_bytes"]) / GIB_BYTES,
+        "mfu": _value(out["mfu"], i),
+        "tokens_per_s": _value(out["tokens_per_s"], i),
+        "device_hours": _value(out["device_hours"], i),
+        "usd_per_gpu_hour": float(c["usd_per_gpu_hour"]),
+        "wall_clock_h_low": _value(out["wall_clock_s_low"], i) / SECONDS_PER_HOUR,
+        "wall_clock_h_high": _value(out["wall_clock_s_high"], i) / SECONDS_PER_HOUR,
+        "cost_usd_low": _value(out["cost_usd_low"], i),
+        "cost_usd_high": _value(out["cost_usd_high"], i),
+    }
+
+
+_INT = ("n_gpus", "tp", "pp", "dp", "zero_stage", "micro_batch", "grad_accum", "global_batch_sequences")
+_FLOAT = (
+    "wall_clock_h",
+    "cost_usd",
+    "energy_kwh",
+    "co2e_kg",
+    "peak_gib_per_device",
+    "vram_gib",
+    "mfu",
+    "tokens_per_s",
+    "device_hours",
+    "usd_per_gpu_hour",
+    "wall_clock_h_low",
+    "wall_clock_h_high",
+    "cost_usd_low",
+    "cost_usd_high",
+)
+_SCHEMA: dict[str, Any] = {
+    "gpu": pl.String,
+    **dict.fromkeys(_INT[:5], pl.Int64),
+    "recompute": pl.String,
+    **dict.fromkeys(_INT[5:], pl.Int64),
+    **dict.fromkeys(_FLOAT, pl.Float64),
+}

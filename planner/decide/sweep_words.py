@@ -1,0 +1,125 @@
+"""Plan search results in words: a configuration's label and why the winner won."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from planner.formulas.units import SECONDS_PER_HOUR
+
+if TYPE_CHECKING:
+    from planner.decide.sweep import Constraints
+    from planner.decide.sweep_rank import Kept
+
+SUPERLATIVE = {
+    "cost": "cheapest",
+    "wall_clock": "fastest",
+    "energy": "lowest-energy",
+    "co2e": "lowest-carbon",
+}
+RECOMPUTE_WORDS = {
+    "none": "no recompute",
+    "selective": "selective recompute",
+    "full": "full recompute",
+    "selective_op": "op-level selective recompute",
+}
+
+
+def label(row: Mapping[str, Any]) -> str:
+    """E.g. "H200 SXM ×16, TP 2, ZeRO-2, selective recompute, micro-batch 2"."""
+    parts = [f"{row['gpu']} ×{row['n_gpus']}"]
+    parts += [f"{name} {row[key]}" for name, key in (("TP", "tp"), ("PP", "pp")) if row[key] > 1]
+    parts.append(f"ZeRO-{row['zero_stage']}")
+    parts.append(RECOMPUTE_WORDS.get(str(row["recompute"]), str(row["recompute"])))
+    parts.append(f"micro-batch {row['micro_batch']}")
+    return ", ".join(parts)
+
+
+def hours_words(hours: float) -> str:
+    return f"{hours:,.1f} h" if hours >= 10 else f"{hours:,.2f} h"
+
+
+def usd_words(usd: float) -> str:
+    return "no price" if not np.isfinite(usd) else f"${usd:,.0f}"
+
+
+def _conditions(constraints: Constraints) -> str:
+    words = ["fits in memory"]
+    if constraints.deadline_h is not None:
+        words.append(f"finishes within {constraints.deadline_h:g} h")
+    if constraints.budget_usd is not None:
+        words.append(f"costs at most ${constraints.budget_usd:,.0f}")
+    return ", ".join(words[:-1]) + (" and " if len(words) > 1 else "") + words[-1]
+
+
+def _percent(change: float) -> str:
+    """A relative change as a rounded percentage; a small one keeps a decimal so it never reads "0 %"."""
+    size = abs(change) * 100
+    return f"{size:,.1f} %" if size < 10 else f"{size:,.0f} %"
+
+
+def _versus(winner: Mapping[str, Any], other: Mapping[str, Any]) -> str:
+    """ "12 % faster but 31 % dearer": the other configuration's time and cost relative to the winner's."""
+    time_change = other["wall_clock_h"] / winner["wall_clock_h"] - 1.0
+    cost_change = other["cost_usd"] / winner["cost_usd"] - 1.0
+    time_words = f"{_percent(time_change)} {'faster' if time_change < 0 else 'slower'}"
+    cost_words = f"{_percent(cost_change)} {'dearer' if cost_change > 0 else 'cheaper'}"
+    joiner = " but " if (time_change < 0) == (cost_change > 0) else " and "
+    return f"{time_words}{joiner}{cost_words}"
+
+
+def _alternative(winner: Mapping[str, Any], frontier: pl.DataFrame) -> Mapping[str, Any] | None:
+    """The fastest point of the cost-versus-time frontier that is not the winner."""
+    keys = ("gpu", "n_gpus", "tp", "pp", "zero_stage", "recompute", "micro_batch")
+    for row in frontier.iter_rows(named=True):
+        if any(row[k] != winner[k] for k in keys):
+            return row
+    return None
+
+
+def explain(top: pl.DataFrame, frontier: pl.DataFrame, kept: Kept, constraints: Constraints) -> str:
+    """Why the first row of `top` won, compared with the fastest other frontier point; or why nothing did."""
+    if not top.height:
+        return _nothing(kept, constraints)
+    winner = top.row(0, named=True)
+    figures = f"{hours_words(winner['wall_clock_h'])}, {usd_words(winner['cost_usd'])}"
+    sentence = (
+        f"{label(winner)}: the {SUPERLATIVE[constraints.objective]} configuration that "
+        f"{_conditions(constraints)} ({figures})."
+    )
+    other = _alternative(winner, frontier)
+    if other is None or not np.isfinite(winner["cost_usd"]):
+        return sentence
+    other_figures = f"{hours_words(other['wall_clock_h'])}, {usd_words(other['cost_usd'])}"
+    return f"{sentence} {label(other)} is {_versus(winner, other)} ({other_figures})."
+
+
+def _nothing(kept: Kept, constraints: Constraints) -> str:
+    if not len(kept):
+        return (
+            "Nothing fits in memory with these GPUs and at most "
+            f"{constraints.max_gpus:,} of them: allow more GPUs or larger ones, or lower the memory need "
+            "(LoRA/QLoRA, 8-bit optimizer, shorter sequences)."
+        )
+    wall = kept.figures["wall_clock_s"] / SECONDS_PER_HOUR
+    cost = kept.figures["cost_usd"]
+    hints = []
+    if constraints.deadline_h is not None:
+        hints.append(
+            f"the fastest that fits takes {hours_words(float(np.nanmin(wall)))} "
+            f"(deadline {constraints.deadline_h:g} h)"
+        )
+    if constraints.budget_usd is not None and np.isfinite(cost).any():
+        hints.append(
+            f"the cheapest that fits costs {usd_words(float(np.nanmin(cost)))} "
+            f"(budget ${constraints.budget_usd:,.0f})"
+        )
+    if not hints:
+        hints.append(
+            f"no configuration that fits has a {constraints.objective.replace('_', ' ')} figure "
+            "(a GPU without a price? enter your quote)"
+        )
+    return "No configuration meets the constraints: " + "; ".join(hints) + "."

@@ -1,0 +1,256 @@
+"""Communication time per optimizer step and the pipeline bubble.
+
+Ring collectives over a group of n ranks move, per rank, 2·(n−1)/n of the payload for an all-reduce and
+(n−1)/n for an all-gather or a reduce-scatter (Patarasuk & Yuan 2009; NCCL's nccl-tests "bus bandwidth"
+convention). A group uses the intra-node link when all its ranks sit in one node and the per-GPU inter-node
+bandwidth otherwise. Rank order is Megatron-LM's: tensor-parallel ranks innermost, then context, then data,
+then pipeline (`initialize_model_parallel`, order "tp-cp-dp-pp"), so a group of stride k and size n spans
+k·n consecutive ranks.
+
+Bandwidths are per direction in GB/s (1e9 bytes/s), as `data/gpus.csv` records them. Per-collective latency
+is ignored: at training message sizes (megabytes and up) bandwidth dominates. All functions take floats or
+numpy arrays; categorical choices arrive as numbers (ZeRO stage 0-3, flags 0/1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.formulas.compute import Number, as_number
+
+BYTES_PER_GB = 1e9
+# Host-to-GPU copies reach ~88 % of PCIe's theoretical per-direction rate: 55.4 GB/s of 63 on Gen5 x16
+# (8× H200, nvbandwidth; reference/hardware-and-prices.md §3.1).
+PCIE_PRACTICAL_FRAC = 0.88
+
+
+def effective_pcie_gb_per_s(pcie_gb_per_s: Number) -> Number:
+    """Usable PCIe bandwidth per direction: theoretical × the measured 88 % (hardware-and-prices.md §3.1)."""
+    return pcie_gb_per_s * PCIE_PRACTICAL_FRAC
+
+
+def intra_node_link_gb_per_s(intra_node_gb_per_s: Number, pcie_gb_per_s: Number) -> Number:
+    """GPU-to-GPU bandwidth inside a node: NVLink/xGMI when the GPU has it (> 0), otherwise PCIe."""
+    return as_number(
+        np.where(intra_node_gb_per_s > 0, intra_node_gb_per_s, effective_pcie_gb_per_s(pcie_gb_per_s))
+    )
+
+
+def group_link_gb_per_s(
+    group_span: Number, gpus_per_node: Number, intra_link_gb_per_s: Number, inter_node_gb_per_s: Number
+) -> Number:
+    """Bandwidth a collective runs at: the node's link if the group's `group_span` ranks fit in one node.
+
+    A ring that crosses nodes runs at the pace of its slowest hop, the per-GPU network bandwidth.
+    """
+    return as_number(np.where(group_span <= gpus_per_node, intra_link_gb_per_s, inter_node_gb_per_s))
+
+
+def ring_all_reduce_bytes(n_ranks: Number, payload_bytes: Number) -> Number:
+    """Bytes each rank sends in a ring all-reduce: 2·(n−1)/n · payload (reduce-scatter + all-gather)."""
+    return 2.0 * (n_ranks - 1) / n_ranks * payload_bytes
+
+
+def ring_all_gather_bytes(n_ranks: Number, payload_bytes: Number) -> Number:
+    """Bytes each rank sends in a ring all-gather or reduce-scatter of a `payload_bytes` tensor: (n−1)/n."""
+    return (n_ranks - 1) / n_ranks * payload_bytes
+
+
+def seconds(n_bytes: Number, gb_per_s: Number) -> Number:
+    return n_bytes / (gb_per_s * BYTES_PER_GB)
+
+
+def data_parallel_comm_s(
+    dp: Number,
+    zero_stage: Number,
+    grad_accum: Number,
+    grad_payload_bytes: Number,
+    param_payload_bytes: Number,
+    tp_cp: Number,
+    gpus_per_node: Number,
+    intra_link_gb_per_s: Number,
+    inter_node_gb_per_s: Number,
+    hybrid_shard: Number = 0,
+) -> Number:
+    """Data-parallel communication per optimizer step, in seconds (before any overlap).
+
+    Payloads are one model-parallel shard: gradients of the trainable parameters held by a rank and its
+    weights, both before ZeRO sharding. Volumes per step (Rajbhandari et al. 2020, ZeRO, §7):
+    - stage 0 (DDP): one all-reduce of the gradients, after the last micro-batch (no_sync before it);
+    - stage 1: reduce-scatter of the gradients, then all-gather of the updated weights: the same 2·(d−1)/d;
+    - stage 2: gradients are sharded as they are produced, so the reduce-scatter runs every micro-batch;
+    - stage 3: in addition the weights are all-gathered before the forward and again before the backward of
+      every micro-batch (FSDP FULL_SHARD; ZeRO-3's 1.5× the DDP volume at one micro-batch).
+    `hybrid_shard` = 1 shards within a node (FSDP HYBRID_SHARD): the gathers and reduce-scatters stay inside
+    the node and a replica all-reduce of the 1/d_shard gradient shard crosses nodes.
+    The DP group has stride tp·cp, so it spans tp·cp·d ranks.
+    """
+    shard_ranks = np.where(hybrid_shard, np.clip(np.floor(gpus_per_node / tp_cp), 1, dp), dp)
+    shard_link = group_link_gb_per_s(
+        tp_cp * shard_ranks, gpus_per_node, intra_link_gb_per_s, inter_node_gb_per_s
+    )
+    full_link = group_link_gb_per_s(tp_cp * dp, gpus_per_node, intra_link_gb_per_s, inter_node_gb_per_s)
+
+    reduce_scatters = np.where(zero_stage >= 2, grad_accum, 1.0)
+    all_gathers = np.where(zero_stage >= 3, 2.0 * grad_accum, 1.0)
+    sharded_bytes = ring_all_gather_bytes(
+        shard_ranks, reduce_scatters * grad_payload_bytes + all_gathers * param_payload_bytes
+    )
+    # Hybrid: each of the dp/shard replicas all-reduces its 1/shard gradient slice across nodes.
+    replica_bytes = ring_all_reduce_bytes(
+        dp / shard_ranks, reduce_scatters * grad_payload_bytes / shard_ranks
+    )
+    sharded_s = seconds(sharded_bytes, shard_link) + seconds(replica_bytes, inter_node_gb_per_s)
+    ddp_s = seconds(ring_all_reduce_bytes(dp, grad_payload_bytes), full_link)
+    return as_number(np.where(zero_stage == 0, ddp_s, sharded_s))
+
+
+def tensor_parallel_comm_s(
+    tp: Number,
+    n_layers_per_stage: Number,
+    tokens_per_microbatch: Number,
+    hidden_size: Number,
+    activation_bytes: Number,
+    grad_accum: Number,
+    full_recompute: Number,
+    link_gb_per_s: Number,
+) -> Number:
+    """Tensor-parallel communication per optimizer step, in seconds (before any overlap).
+
+    Megatron-style TP all-reduces the b·s·h activations twice per layer in the forward (after attention and
+    after the MLP) and twice in the backward: 4 per layer per micro-batch; full recomputation repeats the
+    forward's 2 (Narayanan et al. 2021, §3.2; Korthikanti et al. 2022, §4.2.2). Sequence parallelism swaps
+    each all-reduce for an all-gather + reduce-scatter of the same total volume, so it needs no flag.
+    `tokens_per_microbatch` is b·s on one context-parallel rank (s / cp).
+    """
+    n_collectives = 4 + 2 * full_recompute
+    payload = tokens_per_microbatch * hidden_size * activation_bytes
+    per_step = grad_accum * n_collectives * n_layers_per_stage * ring_all_reduce_bytes(tp, payload)
+    return seconds(per_step, link_gb_per_s)
+
+
+def context_parallel_comm_s(
+    cp: Number,
+    n_layers_per_stage: Number,
+    tokens_per_microbatch: Number,
+    kv_dim: Number,
+    activation_bytes: Number,
+    grad_accum: Number,
+    link_gb_per_s: Number,
+) -> Number:
+    """Context-parallel (ring attention) communication per optimizer step, in seconds.
+
+    Each rank passes its K and V blocks (2 · tokens · kv_dim values) around the ring cp−1 times in the
+    forward; the backward passes K, V and their gradients, twice the forward's volume (Liu et al. 2023,
+    "Ring Attention"; Megatron-LM context parallelism). `kv_dim` = n_kv_heads · head_dim.
+    """
+    forward = (cp - 1) * 2 * tokens_per_microbatch * kv_dim * activation_bytes
+    return seconds(3 * forward * n_layers_per_stage * grad_accum, link_gb_per_s)
+
+
+def pipeline_p2p_comm_s(
+    pp: Number,
+    tokens_per_microbatch: Number,
+    hidden_size: Number,
+    activation_bytes: Number,
+    tp: Number,
+    grad_accum: Number,
+    link_gb_per_s: Number,
+) -> Number:
+    """Pipeline point-to-point traffic per optimizer step, in seconds.
+
+    Each stage sends one b·s·h activation forward and one gradient backward per micro-batch; with the
+    scatter/gather optimisation every tensor-parallel rank sends 1/t of it (Narayanan et al. 2021, §4.1).
+    """
+    per_micro = 2 * tokens_per_microbatch * hidden_size * activation_bytes / tp
+    return as_number(np.where(pp > 1, seconds(per_micro * grad_accum, link_gb_per_s), 0.0))
+
+
+def pipeline_bubble_frac(pp: Number, n_microbatches: Number, n_virtual_stages: Number = 1) -> Number:
+    """Share of a pipelined step the GPUs sit idle: (p−1) / (v·m + p−1).
+
+    Narayanan et al. 2021, §2.2: the bubble is (p−1)/m of the ideal time for 1F1B with m micro-batches,
+    divided by v with v interleaved stages per GPU; as a share of the whole step that is (p−1)/(v·m + p−1).
+    """
+    return (pp - 1) / (n_virtual_stages * n_microbatches + pp - 1)
+
+
+def exposed_comm_s(comm_s: Number, compute_s: Number, overlap_frac: Number) -> Number:
+    """Communication left on the critical path: comm − overlap × min(compute, comm).
+
+    Traffic can only hide under compute that runs at the same time, so at most `overlap_frac` of the
+    shorter of the two disappears: with full overlap a step costs max(compute, comm), with none their sum
+    (the overlapped-step model of Calculon, Isaev et al. 2023, §III; reference/peers.md §3.2).
+    """
+    return comm_s - overlap_frac * np.minimum(compute_s, comm_s)
+
+
+@dataclass(frozen=True)
+class StepComm:
+    """Communication per optimizer step, in seconds, before overlap."""
+
+    pipelined_s: Number  # tensor + context + pipeline point-to-point, inside the micro-batches
+    data_parallel_s: Number  # gradient sync and ZeRO gathers, once per step
+
+    @property
+    def total_s(self) -> Number:
+        return self.pipelined_s + self.data_parallel_s
+
+
+def layout_comm(
+    *,
+    n_params: Number,
+    n_trainable_params: Number,
+    n_layers: Number,
+    hidden_size: Number,
+    kv_dim: Number,
+    seq_len: Number,
+    micro_batch: Number,
+    grad_accum: Number,
+    tp: Number,
+    pp: Number,
+    cp: Number,
+    dp: Number,
+    zero_stage: Number,
+    hybrid_shard: Number,
+    full_recompute: Number,
+    grad_comm_bytes: Number,
+    weight_comm_bytes: Number,
+    activation_bytes: Number,
+    gpus_per_node: Number,
+    intra_node_gb_per_s: Number,
+    pcie_gb_per_s: Number,
+    inter_node_gb_per_s: Number,
+) -> StepComm:
+    """All communication of one optimizer step for a parallel layout, each group on the link it spans.
+
+    Groups (Megatron rank order tp-cp-dp-pp): TP spans tp ranks, CP tp·cp, DP tp·cp·dp, and two adjacent
+    pipeline stages 2·tp·cp·dp. Each rank holds 1/(tp·pp) of the weights; `grad_comm_bytes` and
+    `weight_comm_bytes` are the bytes per parameter the gradient reduction and the weight gathers move.
+    """
+    intra = intra_node_link_gb_per_s(intra_node_gb_per_s, pcie_gb_per_s)
+
+    def link(span: Number) -> Number:
+        return group_link_gb_per_s(span, gpus_per_node, intra, inter_node_gb_per_s)
+
+    shard = tp * pp
+    tokens = micro_batch * seq_len / cp  # per context-parallel rank
+    layers = n_layers / pp
+    grad_payload = n_trainable_params / shard * grad_comm_bytes
+    weight_payload = n_params / shard * weight_comm_bytes
+    data_parallel = data_parallel_comm_s(
+        dp, zero_stage, grad_accum, grad_payload, weight_payload,
+        tp * cp, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard,
+    )  # fmt: skip
+    tensor = tensor_parallel_comm_s(
+        tp, layers, tokens, hidden_size, activation_bytes, grad_accum, full_recompute, link(tp)
+    )
+    context = context_parallel_comm_s(cp, layers, tokens, kv_dim, activation_bytes, grad_accum, link(tp * cp))
+    pipeline = pipeline_p2p_comm_s(
+        pp, tokens, hidden_size, activation_bytes, tp, grad_accum, link(2 * tp * cp * dp)
+    )
+    return StepComm(
+        pipelined_s=as_number(tensor + context + pipeline), data_parallel_s=as_number(data_parallel)
+    )

@@ -1,0 +1,210 @@
+"""Peak memory per GPU of a training step, by component and phase, in bytes.
+
+Model states come from `planner.formulas.model_states`, activations and logits from `planner.formulas.activations`. The peak
+is the larger of two phases (peers.md §5.5; llm-analysis's peak, §3.1):
+- forward/backward (code 0): weights + optimizer + master (kept between steps) + ZeRO-3 gathered weights
+  + max(activations + logits, gradients), since gradients grow as backward frees activations; their sum
+  when gradients outlive a micro-batch (gradient accumulation, optimizer-in-backward);
+- optimizer step (code 1): weights + gradients + optimizer + master + the fp32 gradient copy a master
+  update reads (`planner.formulas.model_states`). Fused optimizers (torch `fused=True`, DeepSpeed FusedAdam, the
+  torchtitan and torchtune defaults) update in place, so no other temporary is charged.
+The reported pipeline stage is the worse of the first (embedding; min(micro-batches, pp) micro-batches in
+flight under 1F1B) and the last (head and logits); with pp = 1 they are the same GPU. On top of the
+allocated peak: reserved = allocated × (1 + fragmentation) and device memory = reserved + overhead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from planner.formulas.activations import (
+    RECOMPUTE_FULL,
+    RECOMPUTE_NONE,
+    RECOMPUTE_OP,
+    RECOMPUTE_SELECTIVE,
+    FloatOrArray,
+    layer_activation_bytes,
+    layer_input_bytes,
+    logits_bytes,
+    op_selective_layer_bytes,
+    select,
+    stack_activation_bytes,
+)
+from planner.formulas.memory_inputs import GIB, MemoryBreakdown, MemoryInputs
+from planner.formulas.model_states import (
+    layer_parameters,
+    model_state_bytes,
+    stage_model_states,
+    state_factors,
+    zero_shard_degree,
+)
+
+__all__ = [
+    "GIB",
+    "MemoryBreakdown",
+    "MemoryInputs",
+    "max_micro_batch",
+    "memory_per_gpu",
+    "model_state_bytes",
+    "stage_activations",
+    "zero_shard_degree",
+]
+
+
+def layer_activations(p: MemoryInputs) -> dict[str, FloatOrArray]:
+    """Per-layer kept bytes, the working set of a layer being rebuilt, and logits, for one micro-batch.
+
+    Full and op-level recompute keep `layer_input_bytes` or `op_selective_layer_bytes` per layer plus one
+    layer's working set while it is rebuilt; none/selective keep `layer_activation_bytes` per layer.
+    """
+    shape = (
+        p.hidden,
+        p.n_heads,
+        p.n_kv_heads,
+        p.head_dim,
+        p.ffn_hidden,
+        p.n_mlp_matrices,
+        p.activation_bytes,
+    )
+    split = (p.tp, p.cp, p.sequence_parallel, p.flash_attention)
+    code = np.asarray(p.recompute)
+    working = layer_activation_bytes(p.seq_len, p.micro_batch, *shape, *split, RECOMPUTE_NONE, p.dropout)
+    stored = select(
+        code == RECOMPUTE_SELECTIVE,
+        layer_activation_bytes(p.seq_len, p.micro_batch, *shape, *split, RECOMPUTE_SELECTIVE, p.dropout),
+        working,
+    )
+    layer_input = layer_input_bytes(
+        p.seq_len, p.micro_batch, p.hidden, p.activation_bytes, p.tp, p.cp, p.sequence_parallel
+    )
+    op_kept = op_selective_layer_bytes(p.seq_len, p.micro_batch, *shape, *split)
+    kept = select(code == RECOMPUTE_FULL, layer_input, select(code == RECOMPUTE_OP, op_kept, stored))
+    rebuilds = (code == RECOMPUTE_FULL) | (code == RECOMPUTE_OP)
+    logits = logits_bytes(
+        p.seq_len, p.micro_batch, p.vocab, p.hidden, p.activation_bytes, p.tp, p.cp, p.fused_cross_entropy
+    )
+    return {"kept": kept, "working": select(rebuilds, working, 0.0), "logits": logits}
+
+
+def stage_activations(p: MemoryInputs, first_stage: bool, has_head, layer=None) -> dict[str, FloatOrArray]:
+    """Activations (on the GPU and offloaded to the host) and logits on one GPU of a pipeline stage.
+
+    Under 1F1B the first stage holds min(micro-batches, pp) micro-batches of its n_layers/pp layers
+    (Korthikanti et al. 2022 §4.2.3: the first stage stores n_layers layers' worth); the last stage one.
+    `layer` is `layer_activations(p)`, computed once for all stages.
+    """
+    layer = layer_activations(p) if layer is None else layer
+    in_flight = np.minimum(p.grad_accum, p.pp) if first_stage else 1.0
+    on_gpu, on_host = stack_activation_bytes(
+        p.n_layers / p.pp * in_flight, layer["kept"], layer["working"], p.offload_activations
+    )
+    return {"activations": on_gpu, "activations_host": on_host, "logits": has_head * layer["logits"]}
+
+
+def _stage_terms(p: MemoryInputs, first_stage: bool, shared: dict) -> dict[str, FloatOrArray]:
+    """Every component on one GPU of the first or the last pipeline stage.
+
+    Offloading moves the optimizer states and master copy (optimizer offload) or the weights and gradients
+    (parameter offload, as FSDP's CPUOffload and DeepSpeed's offload_param do) to host memory; ZeRO-3's
+    gathered working copies stay on the GPU.
+    """
+    single = np.asarray(p.pp) == 1
+    has_embedding = select(single, 1.0, float(first_stage))
+    has_head = select(single, 1.0, float(not first_stage))
+    states = stage_model_states(p, has_embedding, has_head, shared["layer"], shared["factors"])
+    acts = stage_activations(p, first_stage, has_head, shared["activations"])
+    offload_opt, offload_par = np.asarray(p.offload_optimizer) > 0, np.asarray(p.offload_params) > 0
+    host = select(offload_opt, states["optimizer"] + states["master"], 0.0)
+    host = host + select(offload_par, states["weights"] + states["grads"], 0.0) + acts["activations_host"]
+    return {
+        "weights": select(offload_par, 0.0, states["weights"]),
+        "grads": select(offload_par, 0.0, states["grads"]),
+        "optimizer": select(offload_opt, 0.0, states["optimizer"]),
+        "master": select(offload_opt, 0.0, states["master"]),
+        "prefetch": states["prefetch"],
+        "step_temp": select(offload_opt, 0.0, states["step_temp"]),
+        "activations": acts["activations"],
+        "logits": acts["logits"],
+        "host": host,
+    }
+
+
+def _both_stages(p: MemoryInputs):
+    """(first, last) stage terms, sharing the stage-independent work."""
+    shared = {"layer": layer_parameters(p), "factors": state_factors(p), "activations": layer_activations(p)}
+    first = _stage_terms(p, True, shared)
+    if np.ndim(p.pp) == 0 and float(p.pp) == 1:  # one stage holds everything: skip the identical twin
+        return first, first
+    return first, _stage_terms(p, False, shared)
+
+
+def _keeps_gradients(p: MemoryInputs):
+    """Gradients outlive a micro-batch: accumulation over micro-batches, or optimizer-in-backward."""
+    return (np.asarray(p.grad_accum) > 1) | (np.asarray(p.optimizer_in_backward) > 0)
+
+
+def _phases(p: MemoryInputs, t: dict[str, FloatOrArray]):
+    """(forward/backward, optimizer step) allocated bytes of one stage (module docstring)."""
+    states = t["weights"] + t["optimizer"] + t["master"]
+    transient = t["activations"] + t["logits"]
+    live = select(_keeps_gradients(p), t["grads"] + transient, np.maximum(transient, t["grads"]))
+    return states + t["prefetch"] + live, states + t["grads"] + t["step_temp"]
+
+
+def memory_per_gpu(p: MemoryInputs) -> MemoryBreakdown:
+    """Peak memory of one GPU for a training step, by component (formulas in the module docstrings)."""
+    first, last = _both_stages(p)
+    (first_fb, first_step), (last_fb, last_step) = _phases(p, first), _phases(p, last)
+    first_peak, last_peak = np.maximum(first_fb, first_step), np.maximum(last_fb, last_step)
+    is_last = last_peak > first_peak
+    terms = {
+        key: select(is_last, last[key], first[key]) if last is not first else first[key] for key in first
+    }
+    allocated = np.maximum(first_peak, last_peak)
+    phase = select(is_last, last_step > last_fb, first_step > first_fb)
+    fragmentation = p.fragmentation_frac * allocated
+    reserved = allocated + fragmentation
+    overhead = p.overhead_bytes + 0.0 * allocated
+    shape = np.shape(allocated)
+    terms = {key: np.broadcast_to(value, shape) for key, value in terms.items()}
+    return MemoryBreakdown(
+        weights_bytes=terms["weights"],
+        gradients_bytes=terms["grads"],
+        optimizer_bytes=terms["optimizer"],
+        master_bytes=terms["master"],
+        activations_bytes=terms["activations"],
+        logits_bytes=terms["logits"],
+        prefetch_bytes=terms["prefetch"],
+        optimizer_step_temp_bytes=terms["step_temp"],
+        overhead_bytes=overhead,
+        fragmentation_bytes=fragmentation,
+        allocated_peak_bytes=allocated,
+        reserved_peak_bytes=reserved,
+        peak_bytes=reserved + overhead,
+        peak_phase=np.broadcast_to(phase, shape).astype(float),
+        pp_stage=np.broadcast_to(is_last, shape).astype(float),
+        host_offload_bytes=terms["host"],
+    )
+
+
+def max_micro_batch(p: MemoryInputs, vram_bytes) -> FloatOrArray:
+    """Largest micro-batch whose device peak fits in `vram_bytes`; 0 when even one sequence does not fit.
+
+    Activations and logits are proportional to the micro-batch b and nothing else depends on it, so each
+    stage's peak is a maximum of affine functions of b: C + G_kept + b·A (forward/backward; G_kept are the
+    gradients that outlive a micro-batch), C + G (gradients outgrowing the activations) and the optimizer
+    step. b = floor((budget − C − G_kept)/A), provided the b-free terms fit; the minimum over both stages.
+    """
+    budget = (vram_bytes - p.overhead_bytes) / (1.0 + p.fragmentation_frac)
+    one = replace(p, micro_batch=1.0)
+    best: FloatOrArray = np.inf
+    for t in _both_stages(one):
+        states = t["weights"] + t["optimizer"] + t["master"]
+        fixed = states + t["prefetch"] + select(_keeps_gradients(p), t["grads"], 0.0)
+        per_sequence = t["activations"] + t["logits"]
+        largest = np.floor((budget - fixed) / per_sequence)
+        fits_without_b = states + t["grads"] + np.maximum(t["prefetch"], t["step_temp"]) <= budget
+        best = np.minimum(best, select(fits_without_b, np.maximum(largest, 0.0), 0.0))
+    return best

@@ -1,0 +1,151 @@
+"""Model states per GPU: weights, gradients, optimizer states, master copy and ZeRO-3 gather buffers.
+
+Bytes per parameter come from the recipe (`planner.formulas.recipes`). Placement:
+- tensor parallelism splits every matrix (layers, vocabulary-parallel embedding and head) over t;
+- pipeline parallelism gives each stage n_layers/pp layers, the embedding to the first stage and the head
+  to the last (Megatron-LM's layout; peers.md §3.3);
+- ZeRO shards over the data-parallel replicas only (Rajbhandari et al. 2020, §5: stage 1 the optimizer
+  states and master copy, stage 2 also the gradients, stage 3 also the weights); `zero_shard_degree`;
+- LoRA/QLoRA: the frozen base holds weights only; adapters get gradients, optimizer states and master.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from planner.formulas.activations import FloatOrArray, select
+from planner.formulas.memory_inputs import MemoryInputs
+
+FP32_BYTES = 4.0
+# ZeRO-3/FSDP keep the layer being computed and the prefetched next one unsharded (FSDP forward/backward
+# prefetch); DeepSpeed's estimator charges 4·LL, 2 B weights + 2 B gradients of the largest layer (§3.4).
+GATHERED_UNITS = 2.0
+
+
+def zero_shard_degree(dp, hybrid_shard=0.0, gpus_per_node=8.0, tp=1.0, pp=1.0, cp=1.0):
+    """GPUs that share one copy of the sharded states (ZeRO, Rajbhandari et al. 2020).
+
+    The data-parallel replicas, dp, times the context-parallel ranks, which hold the same parameters and
+    join the sharding group (Megatron-LM's distributed optimizer shards over DP×CP; torchtitan applies FSDP
+    over its dp_shard×cp mesh); never the tensor or pipeline ranks. Hybrid sharding (FSDP HYBRID_SHARD,
+    DeepSpeed ZeRO++ hpZ) shards within a node only: min(dp·cp, gpus_per_node/(tp·pp)), at least 1.
+    """
+    replicas = dp * cp
+    in_node = np.maximum(np.floor(gpus_per_node / (tp * pp)), 1.0)
+    return select(hybrid_shard, np.minimum(replicas, in_node), replicas)
+
+
+def model_state_bytes(n_params, bytes_per_param):
+    """Model states of the whole model, parameters × bytes per parameter (the seed: 16 B for mixed AdamW)."""
+    return n_params * bytes_per_param
+
+
+def override_scale(p: MemoryInputs):
+    """Factor that rescales every model-state component so they total `bytes_per_param × n_params`.
+
+    The seed's shortcut (an explicit bytes per parameter) keeps the recipe's split between components, so
+    ZeRO and offloading still shard or move the right parts; without an override the factor is 1.
+    """
+    full = np.asarray(p.method) == 0
+    edge = p.n_embedding_params + p.n_head_params
+    trainable = np.where(full, p.n_params, p.n_adapter_params)
+    frozen = np.where(full, 0.0, p.n_params - edge) * p.frozen_weight_bytes
+    frozen = frozen + np.where(full, 0.0, edge) * p.frozen_other_weight_bytes
+    recipe_bytes = trainable * (p.weight_bytes + p.grad_bytes + p.master_bytes + p.optimizer_bytes) + frozen
+    wanted = np.nan_to_num(p.bytes_per_param) * p.n_params
+    return select(np.isfinite(p.bytes_per_param), wanted / np.maximum(recipe_bytes, 1.0), 1.0)
+
+
+def layer_parameters(p: MemoryInputs) -> dict[str, FloatOrArray]:
+    """Per-layer parameters on one tensor-parallel rank: trainable count and weight bytes, and the bytes per
+    parameter of the (frozen or trainable) embedding and head."""
+    full = np.asarray(p.method) == 0
+    layer = (p.n_params - p.n_embedding_params - p.n_head_params) / (p.n_layers * p.tp)
+    trainable = select(full, layer, p.n_adapter_params / (p.n_layers * p.tp))
+    frozen_bytes = select(full, 0.0, layer * p.frozen_weight_bytes)
+    return {
+        "full": full,
+        "trainable": trainable,
+        "weight_bytes": trainable * p.weight_bytes + frozen_bytes,
+        "edge_bytes_per_param": select(full, p.weight_bytes, p.frozen_other_weight_bytes),
+    }
+
+
+def stage_parameters(p: MemoryInputs, layer: dict, has_embedding, has_head) -> dict[str, FloatOrArray]:
+    """Parameters and unsharded weight bytes on one tensor-parallel rank of a pipeline stage.
+
+    `layer` is `layer_parameters(p)`. Keys: `trainable`, `weight_bytes` (before ZeRO-3), and for the
+    largest unit ZeRO-3 gathers at once (a layer, or the embedding/head when larger) `unit_weight_bytes`
+    and `unit_trainable`.
+    """
+    embedding, head = p.n_embedding_params * has_embedding / p.tp, p.n_head_params * has_head / p.tp
+    largest_edge = np.maximum(embedding, head)
+    layers = p.n_layers / p.pp
+    return {
+        "trainable": layers * layer["trainable"] + select(layer["full"], embedding + head, 0.0),
+        "weight_bytes": layers * layer["weight_bytes"] + (embedding + head) * layer["edge_bytes_per_param"],
+        "unit_weight_bytes": np.maximum(layer["weight_bytes"], largest_edge * layer["edge_bytes_per_param"]),
+        "unit_trainable": np.maximum(layer["trainable"], select(layer["full"], largest_edge, 0.0)),
+    }
+
+
+def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
+    """Stage-independent factors: bytes per stage parameter of each component after ZeRO sharding.
+
+    ZeRO-3 gathers `GATHERED_UNITS` units plus one unit's gradients (when there is something to gather:
+    more than one shard, or parameters offloaded). With pipeline parallelism every micro-batch passes
+    through the stage, so ZeRO-3 keeps the whole stage gathered and gradients wait unsharded for the last
+    micro-batch (torchtitan disables reshard_after_forward under PP; DeepSpeed refuses ZeRO-2/3 with its
+    pipeline engine); the gathered stage includes the rank's own shard, so ZeRO-3 never exceeds ZeRO-2.
+    Gradients summed over several micro-batches are kept in fp32 under mixed precision (FSDP2's fp32
+    reduce dtype, Megatron's fp32 main_grad, DeepSpeed's fp32 accumulation for bf16).
+
+    `step_temp`: during the optimizer step a mixed-precision recipe reads an fp32 copy of its (sharded)
+    gradients, 4 B per trainable parameter over the optimizer shards (DeepSpeed's fp32 gradient partition,
+    the difference between its 2 + 18/N ZeRO-2 estimate and the ZeRO paper's 2 + 16/N; peers.md §3.4).
+    """
+    scale = override_scale(p)
+    shard = zero_shard_degree(p.dp, p.hybrid_shard, p.gpus_per_node, p.tp, p.pp, p.cp)
+    stage = np.asarray(p.zero_stage)
+    piped = np.asarray(p.pp) > 1
+    has_master = np.asarray(p.master_bytes) > 0
+    accumulates = piped | (np.asarray(p.grad_accum) > 1)
+    grad_bytes = select(accumulates & has_master, FP32_BYTES, p.grad_bytes)
+    gathers = (stage >= 3) & ((shard > 1) | (np.asarray(p.offload_params) > 0))
+    optimizer_shard = select(stage >= 1, shard, 1.0)
+    return {
+        "scale": scale,
+        "weights": scale * select(gathers & piped, 0.0, 1.0 / select(stage >= 3, shard, 1.0)),
+        "grads": scale * grad_bytes / select((stage >= 2) & ~piped, shard, 1.0),
+        "unit_grads": scale * p.grad_bytes,
+        "optimizer": scale * p.optimizer_bytes / optimizer_shard,
+        "master": scale * p.master_bytes / optimizer_shard,
+        "step_temp": scale * select(has_master, FP32_BYTES, 0.0) / optimizer_shard,
+        "gathers": gathers,
+        "piped": piped,
+    }
+
+
+def stage_model_states(p: MemoryInputs, has_embedding, has_head, layer=None, factors=None):
+    """Weights, gradients, optimizer, master, gathered (prefetch) and optimizer-step temporary bytes on one
+    GPU of a stage (rules in `state_factors`); optimizer-in-backward holds one unit's gradients at a time.
+
+    `layer` and `factors` (from `layer_parameters` and `state_factors`) may be passed in when several
+    stages of the same inputs are evaluated.
+    """
+    layer = layer_parameters(p) if layer is None else layer
+    f = state_factors(p) if factors is None else factors
+    params = stage_parameters(p, layer, has_embedding, has_head)
+    trainable = params["trainable"]
+    unit_grads = f["unit_grads"] * params["unit_trainable"]
+    layers_gathered = GATHERED_UNITS * f["scale"] * params["unit_weight_bytes"] + unit_grads
+    gathered = select(f["piped"], f["scale"] * params["weight_bytes"], layers_gathered)
+    in_backward = np.asarray(p.optimizer_in_backward) > 0
+    return {
+        "weights": f["weights"] * params["weight_bytes"],
+        "grads": select(in_backward, unit_grads, f["grads"] * trainable),
+        "optimizer": f["optimizer"] * trainable,
+        "master": f["master"] * trainable,
+        "prefetch": select(f["gathers"], gathered, 0.0),
+        "step_temp": select(in_backward, 0.0, f["step_temp"] * trainable),
+    }

@@ -1,0 +1,188 @@
+"""The scenario: every input of one plan, validated, frozen.
+
+Optional figures (`None`) are derived from the catalogues or the component model; a value given here overrides
+the derived one, which is how the seed's quick inputs keep working beside the detailed model.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from planner.model.shape import ModelShape
+
+Method = Literal["full", "lora", "qlora"]
+Optimizer = Literal["adamw", "adamw_8bit", "sgd", "sgd_momentum", "adafactor"]
+Precision = Literal["bf16_mixed", "fp16_mixed", "bf16_pure", "fp8_mixed", "fp32"]
+# "selective" is Korthikanti et al.'s attention-score recompute (a no-op once flash attention keeps no scores);
+# "selective_op" is op-level selective checkpointing as torchtitan applies it by default.
+Recompute = Literal["none", "selective", "selective_op", "full"]
+LoraTargets = Literal["attention", "all_linear"]
+Pricing = Literal["on_demand", "spot", "commit_1y", "commit_3y"]
+EfficiencyBand = Literal["low", "typical", "high"]
+
+# FSDP sharding strategies are the ZeRO stages under other names (PyTorch FSDP docs, ShardingStrategy).
+FSDP_TO_ZERO: dict[str, tuple[int, bool]] = {
+    "NO_SHARD": (0, False),
+    "SHARD_GRAD_OP": (2, False),
+    "FULL_SHARD": (3, False),
+    "HYBRID_SHARD": (3, True),
+}
+
+CUSTOM_MODEL = ""  # `model` left empty: the plan uses the bare `params_b` count (or an imported shape)
+
+
+class Scenario(BaseModel):
+    """All inputs of one training-run plan. Results live in `planner.estimate.Estimate`.
+
+    Lower bounds are set where a smaller value would be meaningless and would overflow the arithmetic (a GPU
+    slower than 1 GFLOP/s, MFU below 0.1 %, less than one token per example).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    # --- model -------------------------------------------------------------------------------------
+    model: str = Field("Llama 3.1 8B", max_length=120, description="preset name; empty for a custom model")
+    params_b: float | None = Field(None, ge=1e-6, le=100_000, description="bare parameter count, billions")
+    model_shape: ModelShape | None = Field(None, description="an imported or edited shape")
+
+    # --- data --------------------------------------------------------------------------------------
+    examples: int = Field(30_000, ge=1, le=10**13, description="training examples")
+    tokens_per_example: float = Field(1_000, ge=1, le=10**8, description="prompt + completion tokens")
+    epochs: float = Field(3, ge=0.001, le=10_000)
+    total_tokens_b: float | None = Field(
+        None, ge=1e-6, le=10**6, description="overrides examples x tokens x epochs"
+    )
+    seq_len: int = Field(4096, ge=16, le=2**21, description="training sequence length, tokens")
+    packing: bool = Field(True, description="pack examples into full sequences (no padding)")
+
+    # --- hardware ----------------------------------------------------------------------------------
+    gpu: str = Field("H100 SXM", min_length=1, max_length=120)
+    n_gpus: int = Field(8, ge=1, le=1_000_000)
+    gpus_per_node: int = Field(8, ge=1, le=1024)
+    peak_tflops: float | None = Field(
+        None, ge=0.001, le=1_000_000, description="dense peak at training precision"
+    )
+    vram_gib: float | None = Field(None, ge=0.01, le=100_000)
+
+    # --- compute -----------------------------------------------------------------------------------
+    mfu: float | None = Field(None, ge=0.001, le=1, description="model FLOPs utilisation; empty = preset")
+    efficiency_band: EfficiencyBand = "typical"
+    flops_per_param_token: float | None = Field(None, gt=0, le=1000, description="overrides the FLOP model")
+    inter_node_gb_per_s: float = Field(
+        50.0, ge=0.001, le=100_000, description="network bandwidth per GPU, GB/s"
+    )
+    # 0.9: the overlap at which the published throughput rows are consistent (scripts/check_throughput_rows.py;
+    # at 0.5 some measured runs would need more than 100 % of the dense peak).
+    overlap_frac: float = Field(0.9, ge=0, le=1, description="share of communication hidden under compute")
+    storage_gb_per_s: float | None = Field(
+        None, ge=0.001, le=100_000, description="checkpoint storage read/write, GB/s; empty = I/O not counted"
+    )
+    n_checkpoints: int = Field(10, ge=0, le=1_000_000, description="checkpoints saved during the run")
+
+    # --- memory ------------------------------------------------------------------------------------
+    method: Method = "full"
+    lora_rank: int = Field(16, ge=1, le=65_536)
+    lora_targets: LoraTargets = "all_linear"
+    qlora_double_quant: bool = True
+    optimizer: Optimizer = "adamw"
+    precision: Precision = "bf16_mixed"
+    bytes_per_param: float | None = Field(None, gt=0, le=1000, description="overrides the component model")
+    # FSDP FULL_SHARD is the usual multi-GPU fine-tuning layout (torchtune, HF accelerate FSDP recipes).
+    zero_stage: int = Field(3, ge=0, le=3)
+    hybrid_shard: bool = Field(False, description="shard within a node only (FSDP HYBRID_SHARD)")
+    recompute: Recompute = "none"
+    micro_batch: int = Field(1, ge=1, le=1_000_000)
+    grad_accum: int = Field(1, ge=1, le=1_000_000)
+    tp: int = Field(1, ge=1, le=1024, description="tensor-parallel degree")
+    pp: int = Field(1, ge=1, le=1024, description="pipeline-parallel degree")
+    cp: int = Field(1, ge=1, le=1024, description="context-parallel degree")
+    sequence_parallel: bool = False
+    flash_attention: bool = True
+    fused_cross_entropy: bool = False
+    offload_optimizer: bool = False
+    offload_params: bool = False
+    offload_activations: bool = Field(False, description="keep saved activations in CPU memory")
+    optimizer_in_backward: bool = Field(False, description="step each parameter as its gradient arrives")
+    dropout: bool = Field(
+        False, description="dropout on (its masks are stored); fine-tuning usually runs without"
+    )
+    overhead_gib: float = Field(2.0, ge=0, le=1000, description="CUDA context + workspaces per GPU")
+    fragmentation_frac: float = Field(0.10, ge=0, le=1, description="allocator slack over allocated bytes")
+
+    # --- cost --------------------------------------------------------------------------------------
+    usd_per_gpu_hour: float | None = Field(None, ge=0, le=100_000, description="your quote; overrides all")
+    pricing: Pricing = "on_demand"
+    snapshot: str = Field("", max_length=40, description="price snapshot date; empty = latest")
+    experiments_multiplier: float = Field(1.0, ge=1, le=1000, description="search and failed runs")
+
+    # --- energy ------------------------------------------------------------------------------------
+    region: str = Field("us-east-1", min_length=1, max_length=80)
+    pue: float = Field(1.2, ge=1, le=5)
+    gpu_util_frac: float = Field(0.8, ge=0, le=1, description="how busy the GPU is (not MFU)")
+    idle_power_frac: float = Field(0.3, ge=0, le=1, description="draw at idle, share of TDP")
+    host_overhead_frac: float = Field(0.3, ge=0, le=10, description="CPU, memory, NIC, share of GPU power")
+    usd_per_kwh: float = Field(0.12, ge=0, le=100, description="electricity price for on-premises runs")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fsdp_names(cls, data: Any) -> Any:
+        """Accept FSDP strategy names in `zero_stage` (e.g. "FULL_SHARD")."""
+        if isinstance(data, dict) and isinstance(data.get("zero_stage"), str):
+            name = data["zero_stage"].strip().upper()
+            if name in FSDP_TO_ZERO:
+                stage, hybrid = FSDP_TO_ZERO[name]
+                data = {
+                    **data,
+                    "zero_stage": stage,
+                    "hybrid_shard": hybrid or data.get("hybrid_shard", False),
+                }
+        return data
+
+    @field_validator("gpu", "region", "model", "snapshot")
+    @classmethod
+    def _strip(cls, value: str) -> str:
+        return value.strip()
+
+    @model_validator(mode="after")
+    def _layout(self) -> Scenario:
+        if self.model == CUSTOM_MODEL and self.model_shape is None and self.params_b is None:
+            raise ValueError("params_b: give a parameter count (> 0, billions) or choose a model")
+        model_parallel = self.tp * self.pp * self.cp
+        if self.n_gpus % model_parallel:
+            raise ValueError(
+                f"n_gpus: must be a multiple of tp x pp x cp = {model_parallel} (got {self.n_gpus})"
+            )
+        if self.training_tokens > 1e16:
+            raise ValueError("examples: examples x tokens per example x epochs must be at most 1e16 tokens")
+        return self
+
+    @property
+    def dp(self) -> int:
+        """Data-parallel degree: GPUs left after tensor, pipeline and context parallelism."""
+        return self.n_gpus // (self.tp * self.pp * self.cp)
+
+    @property
+    def training_tokens(self) -> float:
+        if self.total_tokens_b is not None:
+            return self.total_tokens_b * 1e9
+        return self.examples * self.tokens_per_example * self.epochs
+
+    def updated(self, **changes: Any) -> Scenario:
+        """A validated copy with `changes` applied (model_copy(update=...) would skip validation)."""
+        return Scenario.model_validate({**self.model_dump(), **changes})
+
+
+def field_range(name: str) -> str:
+    """The allowed range of a numeric field in words, for error messages."""
+    info = Scenario.model_fields[name]
+    low, high = "", ""
+    for meta in info.metadata:
+        for attr, sign in (("gt", ">"), ("ge", ">=")):
+            if getattr(meta, attr, None) is not None:
+                low = f"{sign} {getattr(meta, attr):g}"
+        for attr, sign in (("lt", "<"), ("le", "<=")):
+            if getattr(meta, attr, None) is not None:
+                high = f"{sign} {getattr(meta, attr):g}"
+    return " and ".join(part for part in (low, high) if part) or "see `python -m planner schema`"

@@ -1,0 +1,62 @@
+"""A transformer's shape: the numbers parameter counts, memory and FLOPs are computed from.
+
+This module only declares the shape; the counting formulas live in `planner.model.architecture`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+MlpKind = Literal["gelu", "swiglu"]  # 2-matrix (up, down) or 3-matrix gated (gate, up, down)
+NormKind = Literal["layernorm", "rmsnorm"]
+
+
+class ModelShape(BaseModel):
+    """Decoder-only transformer shape, in the vocabulary of Hugging Face configs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field("custom", max_length=120)
+    family: str = Field("llama", max_length=40)
+    vocab_size: int = Field(ge=1, le=10_000_000)
+    hidden_size: int = Field(ge=1, le=1_000_000)
+    n_layers: int = Field(ge=1, le=10_000)
+    n_heads: int = Field(ge=1, le=10_000)
+    n_kv_heads: int = Field(ge=1, le=10_000)
+    head_dim: int = Field(ge=1, le=100_000)
+    ffn_hidden: int = Field(ge=1, le=10_000_000, description="dense MLP width (per expert for MoE)")
+    mlp_kind: MlpKind = "swiglu"
+    norm_kind: NormKind = "rmsnorm"
+    tied_embeddings: bool = False
+    learned_pos_embeddings: int = Field(
+        0, ge=0, le=10_000_000, description="rows of a learned table; 0 = rotary"
+    )
+    attn_bias: bool = False
+    mlp_bias: bool = False
+    context_len: int = Field(4096, ge=1, le=100_000_000)
+    # Mixture of experts: n_experts == 0 means a dense MLP in every layer.
+    n_experts: int = Field(0, ge=0, le=100_000)
+    n_experts_active: int = Field(0, ge=0, le=100_000, description="routed experts per token (top-k)")
+    n_shared_experts: int = Field(0, ge=0, le=1_000)
+    moe_ffn_hidden: int = Field(0, ge=0, le=10_000_000, description="expert width; 0 = ffn_hidden")
+    n_dense_layers: int = Field(
+        0, ge=0, le=10_000, description="leading layers with a dense MLP in MoE models"
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ModelShape:
+        if self.n_kv_heads > self.n_heads:
+            raise ValueError("n_kv_heads must not exceed n_heads")
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError("n_heads must be a multiple of n_kv_heads")
+        if self.n_experts and not 1 <= self.n_experts_active <= self.n_experts:
+            raise ValueError("n_experts_active must be between 1 and n_experts")
+        if self.n_dense_layers > self.n_layers:
+            raise ValueError("n_dense_layers must not exceed n_layers")
+        return self
+
+    @property
+    def is_moe(self) -> bool:
+        return self.n_experts > 0

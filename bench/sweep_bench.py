@@ -59,9 +59,9 @@ def _peak_mib(call) -> float:
 
 
 def _figures() -> dict[str, float]:
+    from planner.catalogue.catalog import default_catalogs
     from planner.decide.sweep import search
     from planner.decide.sweep_grid import SearchSpace
-    from planner.resolve import default_catalogs
 
     scenario = _scenario()
     default_catalogs()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import polars as pl
@@ -21,9 +20,8 @@ from planner.catalogue.cached_lookup import (
     lookup_pricing_discount,
     lookup_region,
 )
-from planner.catalogue.catalog import Catalogs, load_catalogs, peak_rate
-from planner.catalogue.efficiency import load_efficiency_table, precision_class
-from planner.catalogue.models import load_model_presets
+from planner.catalogue.catalog import Catalogs, default_catalogs, peak_rate
+from planner.catalogue.efficiency import precision_class
 from planner.formulas.cost import resolve_rate
 from planner.formulas.recipes import METHOD_CODES, RECOMPUTE_CODES, recipe_bytes_per_param
 from planner.formulas.units import GIB_BYTES
@@ -37,22 +35,6 @@ from planner.model.architecture import (
 from planner.model.shape import ModelShape
 
 NAN = math.nan
-
-
-@lru_cache(maxsize=1)
-def default_catalogs() -> Catalogs:
-    """The bundled catalogues, read once per process (frames are never mutated)."""
-    return load_catalogs()
-
-
-@lru_cache(maxsize=1)
-def default_presets() -> pl.DataFrame:
-    return load_model_presets()
-
-
-@lru_cache(maxsize=1)
-def default_efficiency() -> pl.DataFrame:
-    return load_efficiency_table()
 
 
 @dataclass(frozen=True)
@@ -75,12 +57,12 @@ class Resolved:
     unavailable: dict[str, str] = field(default_factory=dict)
 
 
-def model_shape(scenario: Scenario, presets: pl.DataFrame | None = None) -> ModelShape | None:
+def model_shape(scenario: Scenario, presets: pl.DataFrame) -> ModelShape | None:
     if scenario.model_shape is not None:
         return scenario.model_shape
     if scenario.model == CUSTOM_MODEL:
         return None
-    return lookup_model(default_presets() if presets is None else presets, scenario.model)
+    return lookup_model(presets, scenario.model)
 
 
 def _model_columns(
@@ -209,7 +191,7 @@ def gpu_columns(s: Scenario, gpu: dict[str, Any], cats: Catalogs, n_active_param
     catalog_peak = rate.tflops
     peak_tflops = s.peak_tflops if s.peak_tflops is not None else catalog_peak
     low, typical, high = lookup_efficiency(
-        default_efficiency(), str(gpu["generation"]), n_active_params, s.method, precision_class(s.precision)
+        cats.efficiency, str(gpu["generation"]), n_active_params, s.method, precision_class(s.precision)
     )
     chosen = {"low": low, "typical": typical, "high": high}[s.efficiency_band]
     own = s.mfu is not None
@@ -262,7 +244,7 @@ def _price_band(s: Scenario, gpu: dict[str, Any], cats: Catalogs) -> dict[str, A
 def resolve(s: Scenario, cats: Catalogs | None = None) -> Resolved:
     """Look everything up once; raises ValueError (naming the field) for unknown names."""
     cats = default_catalogs() if cats is None else cats
-    shape = model_shape(s)
+    shape = model_shape(s, cats.models)
     model_cols, counts = _model_columns(s, shape)
     gpu = lookup_gpu(cats.gpus, s.gpu)
     region = lookup_region(cats.grid, s.region)

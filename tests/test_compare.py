@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from planner.catalogue.catalog import DATA_DIR, load_catalogs
+from planner.catalogue.catalog import DATA_DIR, default_catalogs, load_catalogs
 from planner.decide.compare import (
     GPU_COLUMN_FIELDS,
     NO_PRICE,
@@ -31,7 +31,7 @@ from planner.decide.compare import (
 )
 from planner.estimate import estimate
 from planner.inputs.scenario import Scenario
-from planner.resolve import default_catalogs, gpu_columns, resolve
+from planner.resolve import gpu_columns, resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 

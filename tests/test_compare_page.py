@@ -8,9 +8,9 @@ import json
 import polars as pl
 import pytest
 
+from planner.catalogue.catalog import default_catalogs
 from planner.decide.compare import compare_gpus, pareto_frontier
 from planner.inputs.scenario import Scenario
-from planner.resolve import default_catalogs
 from ui import compare_charts
 from ui import format as fmt
 

@@ -277,8 +277,7 @@ def _formats_as(widget: Any, value: Any) -> str | None:
 
 def _raw_candidates(field: str) -> list[Any]:
     """Values a `w.<field>` selectbox may hold: a Literal's choices, ZeRO stages, catalogue names."""
-    from planner.catalogue.catalog import snapshot_ids
-    from planner.resolve import default_catalogs
+    from planner.catalogue.catalog import default_catalogs, snapshot_ids
 
     annotation = _base_type(field)
     if get_origin(annotation) is Literal:

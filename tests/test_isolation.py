@@ -164,12 +164,12 @@ def test_no_module_keeps_mutable_state_shared_across_sessions() -> None:
 
 def _cached_objects() -> dict[str, Any]:
     """Everything a process-wide cache hands out, as returned right now."""
-    from planner.resolve import default_catalogs, default_efficiency, default_presets
+    from planner.catalogue.catalog import default_catalogs
 
     cats = default_catalogs()
     objects: dict[str, Any] = {f"catalogs.{name}": getattr(cats, name) for name in cats.__dataclass_fields__}
-    objects["presets"] = default_presets()
-    objects["efficiency"] = default_efficiency()
+    objects["presets"] = default_catalogs().models
+    objects["efficiency"] = default_catalogs().efficiency
     try:
         from ui.data import model_names
 

@@ -8,7 +8,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from planner.resolve import default_catalogs, default_efficiency, default_presets
+from planner.catalogue.catalog import default_catalogs
 from tests.conftest import APP
 from ui import data as ui_data
 from ui.methods_data import accuracy_summary_table, app_version, calibration_path, snapshot_table
@@ -70,8 +70,8 @@ def test_every_catalogue_is_listed_with_its_row_count():
         "Grid carbon intensity": cats.grid.height,
         "PUE presets": cats.pue.height,
         "Storage presets": cats.storage.height,
-        "Model presets": default_presets().height,
-        "Efficiency presets": default_efficiency().height,
+        "Model presets": default_catalogs().models.height,
+        "Efficiency presets": default_catalogs().efficiency.height,
     }
     for name, rows in expected.items():
         assert summary.loc[name, "Rows"] == rows, name

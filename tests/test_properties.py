@@ -16,12 +16,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from planner.catalogue.catalog import snapshot_ids
+from planner.catalogue.catalog import default_catalogs, snapshot_ids
 from planner.catalogue.models import load_model_presets, preset_names
 from planner.estimate import estimate
 from planner.inputs.errors import describe_validation_error
 from planner.inputs.scenario import CUSTOM_MODEL, Scenario
-from planner.resolve import default_catalogs
 from planner.results import Estimate
 
 PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from planner.catalogue.catalog import find_gpu
+from planner.catalogue.catalog import default_catalogs, find_gpu
 from planner.inputs.query import drop_unknown_names, scenario_from_query, scenario_to_query
 from planner.inputs.scenario import Scenario
 from planner.model.shape import ModelShape
-from planner.resolve import default_catalogs
 
 
 def test_round_trip_keeps_every_changed_field_including_an_imported_shape():

@@ -11,13 +11,20 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from planner.catalogue import cached_lookup as cl
-from planner.catalogue.catalog import find_gpu, find_region, gpu_price, pricing_discount, snapshot_ids
+from planner.catalogue.catalog import (
+    default_catalogs,
+    find_gpu,
+    find_region,
+    gpu_price,
+    pricing_discount,
+    snapshot_ids,
+)
 from planner.catalogue.efficiency import efficiency_preset
 from planner.catalogue.models import find_model
 from planner.evaluate import MEMORY_FIELDS, _model_state_bytes_total, evaluate
 from planner.formulas.memory import MemoryInputs, memory_per_gpu
 from planner.inputs.scenario import Scenario
-from planner.resolve import default_catalogs, default_efficiency, default_presets, resolve
+from planner.resolve import resolve
 from ui import charts
 
 CATS = default_catalogs()
@@ -37,7 +44,7 @@ def test_failed_lookups_raise_the_original_errors():
         (cl.lookup_gpu, find_gpu, (CATS.gpus, "H1OO")),
         (cl.lookup_region, find_region, (CATS.grid, "atlantis")),
         (cl.lookup_pricing_discount, pricing_discount, (CATS.pricing_modes, "barter")),
-        (cl.lookup_model, find_model, (default_presets(), "Llama 9 1T")),
+        (cl.lookup_model, find_model, (default_catalogs().models, "Llama 9 1T")),
     ]:
         with pytest.raises(ValueError) as cached_error:
             cached(*args)
@@ -55,10 +62,14 @@ def test_other_lookups_match_the_originals():
     oldest = snapshot_ids(CATS.prices)[0]
     for gpu, snapshot in itertools.product(["H100 SXM", "T4", "MI300X"], [None, oldest]):
         assert cl.lookup_gpu_price(CATS.prices, gpu, snapshot) == gpu_price(CATS.prices, gpu, snapshot)
-    assert cl.lookup_model(default_presets(), "Llama 3.1 8B") == find_model(default_presets(), "Llama 3.1 8B")
+    assert cl.lookup_model(default_catalogs().models, "Llama 3.1 8B") == find_model(
+        default_catalogs().models, "Llama 3.1 8B"
+    )
     for n_params in (1e8, 8e9, 7e10, 4e11):
-        cached = cl.lookup_efficiency(default_efficiency(), "hopper", n_params, "full", "bf16")
-        assert cached == tuple(efficiency_preset(default_efficiency(), "hopper", n_params, "full", "bf16"))
+        cached = cl.lookup_efficiency(default_catalogs().efficiency, "hopper", n_params, "full", "bf16")
+        assert cached == tuple(
+            efficiency_preset(default_catalogs().efficiency, "hopper", n_params, "full", "bf16")
+        )
 
 
 def test_a_new_frame_with_the_same_content_is_looked_up_afresh():

@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+from planner.catalogue.catalog import default_catalogs
 from planner.cli.cli_args import add_scenario_flags
 from planner.cli.cli_recommend import add_command, run
 from planner.cli.main import _add_format
@@ -17,7 +18,6 @@ from planner.decide.sweep_grid import SearchSpace, default_gpu_counts, layout_gr
 from planner.decide.sweep_words import label
 from planner.estimate import estimate
 from planner.inputs.scenario import Scenario
-from planner.resolve import default_catalogs
 
 # Llama 3.1 8B full fine-tuning, global batch 1 × 4 × 8 = 32 sequences. The A100 40GB makes some layouts
 # too large (16 B/param of model states = 128 GB before sharding), so the fit filter has work to do.

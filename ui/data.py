@@ -25,12 +25,18 @@ import polars as pl
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from planner.catalogue.catalog import CatalogError, Catalogs, load_catalogs, load_gpus_csv, load_prices_csv
+from planner.catalogue.catalog import (
+    CatalogError,
+    Catalogs,
+    default_catalogs,
+    load_catalogs,
+    load_gpus_csv,
+    load_prices_csv,
+)
 from planner.catalogue.catalog_lookup import gpu_name_keys, normalise_name
 from planner.catalogue.catalog_read import ROW_COL, Problem, read_table
 from planner.catalogue.catalog_schema import GPUS, GRID, PRICING, PUE, STORAGE
 from planner.catalogue.models import load_model_presets, preset_names
-from planner.resolve import default_catalogs
 
 OVERLAY_ENV = "PLANNER_DATA_DIR"
 UPLOAD = "upload"  # the `origin` of rows from a session upload ("bundled" and "team" come from planner.catalogue.catalog)

@@ -10,9 +10,8 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from planner.catalogue.catalog import Catalogs
+from planner.catalogue.catalog import Catalogs, default_catalogs
 from planner.catalogue.paths import bundle_dir, bundled_data_dir
-from planner.resolve import default_efficiency, default_presets
 
 DIST_NAME = "training-run-planner"
 CALIBRATION_CSV = "calibration.csv"
@@ -41,8 +40,8 @@ def catalogue_frames(cats: Catalogs) -> list[tuple[str, str, pl.DataFrame]]:
         ("Grid carbon intensity", "grid_intensity.csv", cats.grid),
         ("PUE presets", "pue.csv", cats.pue),
         ("Storage presets", "storage.csv", cats.storage),
-        ("Model presets", "models.csv", default_presets()),
-        ("Efficiency presets", "efficiency.csv", default_efficiency()),
+        ("Model presets", "models.csv", default_catalogs().models),
+        ("Efficiency presets", "efficiency.csv", default_catalogs().efficiency),
     ]
     cases = calibration_cases()
     if cases is not None:

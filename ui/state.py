@@ -36,9 +36,8 @@ def init_state() -> None:
 
 def _name_lookups() -> dict[str, Callable[[str], object]]:
     """Lookups that raise ValueError (naming the closest matches) for names the catalogues do not know."""
-    from planner.catalogue.catalog import find_gpu, find_region, snapshot_ids
+    from planner.catalogue.catalog import default_catalogs, find_gpu, find_region, snapshot_ids
     from planner.catalogue.models import find_model
-    from planner.resolve import default_presets
     from ui.data import catalogs
 
     cats = catalogs()
@@ -50,7 +49,7 @@ def _name_lookups() -> dict[str, Callable[[str], object]]:
     return {
         "gpu": lambda name: find_gpu(cats.gpus, name),
         "region": lambda name: find_region(cats.grid, name),
-        "model": lambda name: find_model(default_presets(), name),
+        "model": lambda name: find_model(default_catalogs().models, name),
         "snapshot": snapshot,
     }
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 from pathlib import Path
 
 import polars as pl
@@ -50,6 +51,8 @@ from planner.catalogue.catalog_schema import (
     WORLD_REGION,
     TableSpec,
 )
+from planner.catalogue.efficiency import load_efficiency_table
+from planner.catalogue.models import load_model_presets
 from planner.catalogue.paths import bundled_data_dir
 
 __all__ = [
@@ -58,6 +61,7 @@ __all__ = [
     "Catalogs",
     "PeakRate",
     "UnknownNameError",
+    "default_catalogs",
     "find_gpu",
     "find_region",
     "gpu_price",
@@ -78,7 +82,11 @@ _SNAPSHOT_ID = re.compile(r"^(\d{4}-\d{2}-\d{2})([_-][A-Za-z0-9_-]+)?$")
 
 @dataclass(frozen=True)
 class Catalogs:
-    """Every catalogue as a polars frame. `prices` stacks all snapshots with a `snapshot` column."""
+    """Every catalogue as a polars frame. `prices` stacks all snapshots with a `snapshot` column.
+
+    `models` are the model presets (data/models.csv) and `efficiency` the compute-efficiency presets
+    (data/efficiency.csv); validation's `--refit` modes hand `resolve` a copy with a rebuilt `efficiency`.
+    """
 
     gpus: pl.DataFrame
     prices: pl.DataFrame
@@ -86,6 +94,14 @@ class Catalogs:
     grid: pl.DataFrame
     pue: pl.DataFrame
     storage: pl.DataFrame
+    models: pl.DataFrame
+    efficiency: pl.DataFrame
+
+
+@lru_cache(maxsize=1)
+def default_catalogs() -> Catalogs:
+    """The bundled catalogues, read once per process (frames are never mutated)."""
+    return load_catalogs()
 
 
 def load_catalogs(data_dir: Path = DATA_DIR, overlay_dir: Path | None = None) -> Catalogs:
@@ -111,6 +127,8 @@ def load_catalogs(data_dir: Path = DATA_DIR, overlay_dir: Path | None = None) ->
         grid=_public(grid),
         pue=_public(pue).drop("origin"),
         storage=_public(storage).drop("origin"),
+        models=load_model_presets(data_dir / "models.csv"),
+        efficiency=load_efficiency_table(data_dir / "efficiency.csv"),
     )
 
 

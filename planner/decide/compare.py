@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from planner.catalogue.catalog import Catalogs
+from planner.catalogue.catalog import Catalogs, default_catalogs
 from planner.evaluate import evaluate
 from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR
 from planner.inputs.scenario import Scenario
-from planner.resolve import default_catalogs, gpu_columns, resolve
+from planner.resolve import gpu_columns, resolve
 
 # Largest GPU count searched for "fewest that fit"; the same ceiling as the scaling view (planner/decide/explore.py).
 MAX_GPUS = 4096

@@ -16,7 +16,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import polars as pl
 
-from planner.catalogue.catalog import Catalogs, find_gpu, gpu_price
+from planner.catalogue.catalog import Catalogs, default_catalogs, find_gpu, gpu_price
 from planner.catalogue.catalog_lookup import gpu_name_keys, normalise_name
 from planner.decide.sweep_grid import DEFAULT_MAX_GPUS, LayoutGrid, SearchSpace, layout_grid
 from planner.decide.sweep_rank import (
@@ -29,7 +29,7 @@ from planner.decide.sweep_rank import (
 from planner.decide.sweep_words import explain
 from planner.evaluate import evaluate
 from planner.inputs.scenario import Scenario
-from planner.resolve import Resolved, default_catalogs, resolve
+from planner.resolve import Resolved, resolve
 
 __all__ = [
     "OBJECTIVES",

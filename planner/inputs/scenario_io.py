@@ -286,5 +286,7 @@ def _located(error: PlannerError, row_number: int, cells: Mapping[str, str]) -> 
     """The problem at the column of the file it is about: its field, else a field its rule involves."""
     column = next((field for field in error.fields if field in cells), error.field or None)
     more = len(error.more)
-    text = error.describe("") + (f" (and {more} more problem{'s' * (more > 1)} in this row)" if more else "")
+    subject = error.field if column != error.field else ""  # the sentence is about another input: say which
+    text = error.describe("", subject=subject)
+    text += f" (and {more} more problem{'s' * (more > 1)} in this row)" if more else ""
     return ImportProblem(row_number, column, text)

@@ -109,3 +109,28 @@ def test_unknown_flag_is_one_line():
 def test_schema_prints_json_schema():
     done = run_cli("schema")
     assert done.returncode == 0 and '"mfu"' in done.stdout
+
+
+def test_cli_imports_point_one_way():
+    """Only main imports the command modules; they share cli_common and never import main (no cycle)."""
+    import ast
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "planner" / "cli"
+    offenders = set()
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            modules = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            if path.name != "main.py" and any(m == "planner.cli.main" for m in modules):
+                offenders.add(path.name)
+            if path.name == "cli_common.py" and any(
+                m.startswith("planner.cli.cli_") and m != "planner.cli.cli_args" for m in modules
+            ):
+                offenders.add(path.name)
+    assert offenders == set()

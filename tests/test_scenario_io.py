@@ -367,3 +367,30 @@ def test_the_csv_half_runs_no_pipeline():
     assert read_scenarios_csv(_file("name,gpu", "a,H900")).problems == []
     header, row = _cells(scenarios_to_csv({"a": Scenario()}))
     assert row[header.index("cost_usd")] == ""
+
+
+def _planner_imports(path) -> set[str]:
+    """Every planner module a file imports, lazy (inside functions) and TYPE_CHECKING imports included."""
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("planner"):
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names if alias.name.startswith("planner")}
+    return names
+
+
+def test_the_inputs_package_does_not_depend_on_the_pipeline():
+    from pathlib import Path
+
+    below = ("planner.inputs", "planner.model", "planner.errors")  # what inputs may build on
+    folder = Path(__file__).resolve().parents[1] / "planner" / "inputs"
+    offenders = {
+        (path.name, name)
+        for path in folder.glob("*.py")
+        for name in _planner_imports(path)
+        if not name.startswith(below)
+    }
+    assert offenders == set()

@@ -17,7 +17,7 @@ from types import UnionType
 from typing import Any, Literal, Union, get_args, get_origin
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 from streamlit.testing.v1 import AppTest
@@ -149,6 +149,7 @@ def _alone(key: str, raw: str) -> tuple[bool, Any]:
 
 @fuzz(200)
 @given(QUERIES)
+@example({"model_shape": "{}"})  # found by this test: several problems of one parameter, dropped once
 def test_fuzzed_share_links_render_and_name_what_they_drop(query: dict[str, Any]) -> None:
     at = new_app(query)
     assert_healthy(at, query)

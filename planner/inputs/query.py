@@ -72,13 +72,11 @@ def _validate_dropping_bad(fields: dict[str, Any], notices: list[str]) -> Scenar
             return Scenario.model_validate(fields)
         except ValidationError as err:
             for problem in _link_problems(scenario_error(err), fields):
-                key = (
-                    problem.field
-                    if problem.field in fields
-                    else next(f for f in problem.fields if f in fields)
-                )
+                key = next((field for field in problem.fields if field in fields), None)
+                if key is None:  # its parameter was dropped for an earlier problem of the same input
+                    continue
                 notices.append(problem.describe(f"Ignored link parameter '{key}'"))
-                fields.pop(key, None)
+                fields.pop(key)
     return Scenario()
 
 

@@ -49,7 +49,10 @@ def test_gpu_choice_fills_vram_and_price(app):
 def test_invalid_entry_keeps_previous_value_and_says_why(app):
     app.sidebar.number_input(key="w.mfu").set_value(0.0).run()
     assert app.session_state["scenario"].mfu is None
-    assert any("mfu" in w.value for w in app.warning)
+    # the notice names the widget's label and the allowed range, not the internal field name
+    assert any(
+        w.value.startswith("MFU (model FLOPs utilisation): ") and ">= 0.001" in w.value for w in app.warning
+    )
 
 
 def test_override_is_marked(app):

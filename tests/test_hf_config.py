@@ -333,7 +333,7 @@ def test_unsupported_model_type_lists_supported_ones():
         ({"hidden_size": 0}, "'hidden_size': 0 is outside [1, 10,000,000]"),
         ({"vocab_size": 10**12}, "'vocab_size': 1000000000000 is outside"),
         ({"num_hidden_layers": 50_000}, "'num_hidden_layers': 50000 is outside [1, 10,000]"),
-        ({"num_key_value_heads": 5}, "n_heads must be a multiple of n_kv_heads"),
+        ({"num_key_value_heads": 5}, "n_heads: must be a multiple of n_kv_heads"),
         ({"num_attention_heads": 30}, "hidden size 4096 is not divisible by 30 heads"),
         ({"model_type": 7}, "'model_type': expected a string"),
     ],

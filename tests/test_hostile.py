@@ -17,7 +17,7 @@ from types import UnionType
 from typing import Any, Literal, Union, get_args, get_origin
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 from streamlit.testing.v1 import AppTest
@@ -149,6 +149,7 @@ def _alone(key: str, raw: str) -> tuple[bool, Any]:
 
 @fuzz(200)
 @given(QUERIES)
+@example({"model_shape": "{}"})  # found by this test: several problems of one parameter, dropped once
 def test_fuzzed_share_links_render_and_name_what_they_drop(query: dict[str, Any]) -> None:
     at = new_app(query)
     assert_healthy(at, query)
@@ -206,7 +207,9 @@ def test_notices_show_on_a_page_that_stops_early() -> None:
     at = new_app()
     at.switch_page("app_pages/plan_search.py").run()
     at.number_input(key="w.peak_tflops").set_value(0.0).run()
-    assert any("peak_tflops" in w.value for w in at.warning), shown(at)
+    assert any(w.value.startswith("Peak TFLOP/s (dense, training precision): ") for w in at.warning), shown(
+        at
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -354,7 +357,7 @@ def test_fuzzed_widget_values_never_raise(page: str, changes: list[dict[str, Any
             break
         widget = widgets[change["pick"] % len(widgets)]
         value = _value_for(widget, change)
-        before, field = at.session_state[SCENARIO_KEY], _bound_field(widget)
+        before, field, label = at.session_state[SCENARIO_KEY], _bound_field(widget), widget.label
         done.append((widget.type, widget.key or widget.label, value))
         _set(widget, value)
         at.run()
@@ -365,7 +368,8 @@ def test_fuzzed_widget_values_never_raise(page: str, changes: list[dict[str, Any
         after = at.session_state[SCENARIO_KEY]
         if _rejected(before, field, received):
             assert after == before, ("a rejected value changed the plan", done)
-            assert field in told(at), (field, done, shown(at))
+            # the notice names the widget by the label on screen, never by the internal field name
+            assert f"{label}: " in told(at), (label, done, shown(at))
         elif received != getattr(before, field):
             assert getattr(after, field) == received, ("an accepted value was not applied", done)
 

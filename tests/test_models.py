@@ -74,7 +74,7 @@ def _write_variant(tmp_path, row_index: int, column: str, value: str):
         (5, "tied_embeddings", "yes", "true or false"),
         (7, "as_of", "30/11/2026", "YYYY-MM-DD"),
         (2, "source", "", "required value is empty"),
-        (4, "n_heads / n_kv_heads", "7", "n_heads must be a multiple"),
+        (4, "n_heads / n_kv_heads", "7", "must be a multiple of n_kv_heads"),
         (6, "mlp_kind", "relu2", "Input should be"),
         (8, "n_params_published", "-5", "positive"),
         (9, "name", "llama 2 7b", "duplicate of data row 1"),

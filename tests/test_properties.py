@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from planner.catalogue.catalog import default_catalogs, snapshot_ids
 from planner.catalogue.models import load_model_presets, preset_names
 from planner.estimate import estimate
-from planner.inputs.errors import describe_validation_error
+from planner.inputs.errors import scenario_error
 from planner.inputs.scenario import CUSTOM_MODEL, Scenario
 from planner.results import Estimate
 
@@ -387,8 +387,9 @@ def test_invalid_values_are_rejected_naming_the_field(case: tuple[str, Any]) -> 
     name, value = case
     with pytest.raises(ValidationError) as caught:
         Scenario().updated(**{name: value})
-    message = describe_validation_error(caught.value)
-    assert message.startswith(f"{name}:") or f"{name}: " in message, message
+    error = scenario_error(caught.value)
+    assert name in error.fields, (error.fields, str(error))
+    message = str(error)
     assert "\n" not in message and len(message) < 400, message
 
 
@@ -397,4 +398,5 @@ def test_invalid_values_are_rejected_naming_the_field(case: tuple[str, Any]) -> 
 def test_unknown_fields_are_rejected_naming_them(key: str, value: int) -> None:
     with pytest.raises(ValidationError) as caught:
         Scenario.model_validate({key: value})
-    assert describe_validation_error(caught.value).startswith(f"{key}:")
+    error = scenario_error(caught.value)
+    assert error.field == key and str(error).startswith(f"{key}:")

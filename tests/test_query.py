@@ -54,3 +54,11 @@ def test_unknown_catalogue_names_fall_back_to_the_default_with_closest_matches()
     kept, notices = drop_unknown_names(scenario, {"gpu": lambda name: find_gpu(gpus, name)})
     assert kept.gpu == Scenario.model_fields["gpu"].default
     assert len(notices) == 1 and "H100" in notices[0]
+
+
+def test_a_link_parameter_with_several_problems_is_dropped_with_one_notice_each():
+    from planner.inputs.query import scenario_from_query
+
+    scenario, notices = scenario_from_query({"model_shape": "{}", "n_gpus": "16"})
+    assert scenario.model_shape is None and scenario.n_gpus == 16
+    assert len(notices) == 1 and notices[0].startswith("Ignored link parameter 'model_shape': vocab_size: ")

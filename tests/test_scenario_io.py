@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from planner.catalogue.catalog import default_catalogs
 from planner.catalogue.models import find_model, load_model_presets
+from planner.decide.scenario_results import read_saved_scenarios, saved_scenarios_csv
 from planner.estimate import estimate
 from planner.inputs.safe_csv import FORMULA_PREFIXES
 from planner.inputs.scenario import Scenario
@@ -17,12 +19,21 @@ from planner.inputs.scenario_io import (
     INPUT_COLUMNS,
     MAX_ROWS,
     RESULT_COLUMNS,
+    ImportProblem,
     guard_cell,
     read_scenarios_csv,
     scenarios_to_csv,
     unguard_cell,
 )
 from planner.inputs.scenario_set import ComparisonRow, comparison_rows, copy_name, name_problem, renamed
+
+CATS = default_catalogs()
+
+
+def _read(data: bytes | str):
+    """Read as the app does: every row must also resolve against the catalogues."""
+    return read_saved_scenarios(data, CATS)
+
 
 ODD_NAMES = [
     "plain",
@@ -80,7 +91,7 @@ def _file(header: str, *rows: str) -> bytes:
 
 def test_round_trip_restores_identical_scenarios_in_order():
     saved = odd_scenarios()
-    result = read_scenarios_csv(scenarios_to_csv(saved))
+    result = _read(scenarios_to_csv(saved))
     assert result.problems == []
     assert result.notices == []
     assert result.scenarios == saved
@@ -91,7 +102,7 @@ def test_round_trip_through_bytes_with_bom_and_crlf_as_excel_writes_it():
     saved = odd_scenarios()
     text = scenarios_to_csv(saved).replace("\n", "\r\n")
     # Embedded newlines are absent (names forbid them, JSON is compact), so this rewrites only row ends.
-    result = read_scenarios_csv(b"\xef\xbb\xbf" + text.encode())
+    result = _read(b"\xef\xbb\xbf" + text.encode())
     assert result.problems == [] and result.scenarios == saved
 
 
@@ -122,7 +133,7 @@ def test_none_is_written_as_an_empty_cell_and_shape_as_json():
 
 def test_results_match_the_estimate_to_six_digits():
     scenario = Scenario(gpu="H200 SXM", n_gpus=16)
-    rows = _cells(scenarios_to_csv({"a": scenario}))
+    rows = _cells(saved_scenarios_csv({"a": scenario}, CATS))
     cells = dict(zip(rows[0], rows[1], strict=True))
     est = estimate(scenario)
     for column in (
@@ -140,7 +151,8 @@ def test_results_match_the_estimate_to_six_digits():
 
 
 def test_precomputed_results_are_used_as_given():
-    rows = _cells(scenarios_to_csv({"a": Scenario()}, results={"a": {"cost_usd": 12.5, "fits_vram": False}}))
+    given = {"a": {"cost_usd": 12.5, "fits_vram": False}}
+    rows = _cells(saved_scenarios_csv({"a": Scenario()}, CATS, results=given))
     cells = dict(zip(rows[0], rows[1], strict=True))
     assert (cells["cost_usd"], cells["fits_vram"], cells["wall_clock_h"]) == ("12.5", "false", "")
 
@@ -152,7 +164,7 @@ def test_result_columns_are_ignored_on_read():
     row[header.index("fits_vram")] = "maybe"
     buffer = io.StringIO()
     csv.writer(buffer).writerows([header, row])
-    assert read_scenarios_csv(buffer.getvalue()).scenarios == {"a": Scenario(n_gpus=16)}
+    assert _read(buffer.getvalue()).scenarios == {"a": Scenario(n_gpus=16)}
 
 
 @given(st.text(max_size=30))
@@ -167,7 +179,7 @@ def test_any_valid_name_round_trips(name):
     name = name.strip()
     if name_problem(name):
         return
-    result = read_scenarios_csv(scenarios_to_csv({name: Scenario()}))
+    result = _read(scenarios_to_csv({name: Scenario()}))
     assert list(result.scenarios) == [name], result.problems
 
 
@@ -175,7 +187,7 @@ def test_any_valid_name_round_trips(name):
 
 
 def test_minimal_file_fills_missing_inputs_with_defaults_and_says_so():
-    result = read_scenarios_csv(_file("name,n_gpus,notes", "small,16,try this first"))
+    result = _read(_file("name,n_gpus,notes", "small,16,try this first"))
     assert result.problems == []
     assert result.scenarios == {"small": Scenario(n_gpus=16)}
     assert any("notes" in notice and "Ignored" in notice for notice in result.notices)
@@ -184,9 +196,7 @@ def test_minimal_file_fills_missing_inputs_with_defaults_and_says_so():
 
 def test_spreadsheet_habits_are_accepted():
     # Excel upper-cases booleans, pads cells with spaces and leaves rows of empty cells at the end.
-    result = read_scenarios_csv(
-        _file("name,packing,flash_attention,n_gpus", " a ,FALSE, TRUE , 16", ",,,", "")
-    )
+    result = _read(_file("name,packing,flash_attention,n_gpus", " a ,FALSE, TRUE , 16", ",,,", ""))
     assert result.problems == []
     assert result.scenarios == {"a": Scenario(packing=False, flash_attention=True, n_gpus=16)}
 
@@ -195,15 +205,16 @@ def test_row_numbers_count_records_not_lines():
     # A quoted cell spanning three lines is still one spreadsheet row.
     shape_json = '"{\n""name"": ""x"",\n""vocab_size"": 0}"'
     data = _file("name,model,model_shape,n_gpus", f"a,,{shape_json},8", "b,,,0")
-    problems = read_scenarios_csv(data).problems
-    assert problems[0].startswith("Row 2, column model_shape:")
-    assert problems[1].startswith("Row 3, column n_gpus:")
+    problems = _read(data).problems
+    assert (problems[0].row, problems[0].column) == (2, "model_shape")
+    assert (problems[1].row, problems[1].column) == (3, "n_gpus")
+    assert str(problems[1]).startswith("Row 3, column n_gpus:")
 
 
 def test_every_bad_row_is_reported_and_good_rows_are_counted():
     data = _file("name,n_gpus,tp", "ok1,8,1", "bad1,0,1", "ok2,16,2", "bad2,6,4")
-    result = read_scenarios_csv(data)
-    assert [p.split(",")[0] for p in result.problems] == ["Row 3", "Row 5"]
+    result = _read(data)
+    assert [p.row for p in result.problems] == [3, 5]
     assert list(result.scenarios) == ["ok1", "ok2"]  # for "2 rows were fine"; the caller saves nothing
 
 
@@ -240,7 +251,11 @@ BAD_FILES = [
         ["Row 2, column model_shape:", "hidden_size", "Field required"],
         id="incomplete-shape",
     ),
-    pytest.param(_file("name,gpu", "a,H900"), ["Row 2, column gpu:", "unknown GPU 'H900'"], id="unknown-gpu"),
+    pytest.param(
+        _file("name,gpu", "a,H900"),
+        ["Row 2, column gpu:", "unknown GPU", "got 'H900'", "closest: H200 SXM"],
+        id="unknown-gpu",
+    ),
     pytest.param(_file("name,model", "a,Llama 9"), ["Row 2, column model:", "no preset"], id="unknown-model"),
     pytest.param(
         _file("name,region", "a,mars"), ["Row 2, column region:", "unknown region"], id="unknown-region"
@@ -266,15 +281,15 @@ BAD_FILES = [
 
 @pytest.mark.parametrize(("data", "expected"), BAD_FILES)
 def test_bad_file_is_explained(data, expected):
-    result = read_scenarios_csv(data)
+    result = _read(data)
     assert result.problems, "a bad file must report a problem"
-    message = result.problems[0]
+    message = str(result.problems[0])
     for part in expected:
         assert part in message, (part, message)
 
 
 def test_several_errors_in_one_row_are_counted():
-    message = read_scenarios_csv(_file("name,n_gpus,mfu,method", "a,0,7,dora")).problems[0]
+    message = str(_read(_file("name,n_gpus,mfu,method", "a,0,7,dora")).problems[0])
     assert message.startswith("Row 2, column n_gpus:")
     assert "and 2 more problems in this row" in message
 
@@ -332,3 +347,50 @@ def test_comparison_labels_an_imported_shape_by_its_size():
     labels = {row.field: row.values for row in rows}
     assert labels["model"] == ["Llama 3.1 8B", "— (empty)"]
     assert labels["model_shape"][1] == f"{shape.name}: 32 layers × 4096 wide"  # Llama 3.1 8B config.json
+
+
+def test_a_rule_over_several_inputs_names_the_column_the_file_has():
+    # n_gpus is not in the file (default 8); the rule n_gpus % (tp x pp x cp) == 0 is broken by the tp column.
+    problem = _read(_file("name,tp", "a,3")).problems[0]
+    assert (problem.row, problem.column) == (2, "tp")
+    assert str(problem) == "Row 2, column tp: n_gpus must be a multiple of tp x pp x cp = 3 (got 8)"
+
+
+def test_problems_are_structured_not_text():
+    problem = _read(_file("name,n_gpus", "a,8", "b,0")).problems[0]
+    assert problem == ImportProblem(3, "n_gpus", problem.problem)
+    assert "allowed: >= 1 and <= 1e+06" in problem.problem and "got '0'" in problem.problem
+
+
+def test_the_csv_half_runs_no_pipeline():
+    # Without a check the reader validates the inputs only; results are written only when given.
+    assert read_scenarios_csv(_file("name,gpu", "a,H900")).problems == []
+    header, row = _cells(scenarios_to_csv({"a": Scenario()}))
+    assert row[header.index("cost_usd")] == ""
+
+
+def _planner_imports(path) -> set[str]:
+    """Every planner module a file imports, lazy (inside functions) and TYPE_CHECKING imports included."""
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("planner"):
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names if alias.name.startswith("planner")}
+    return names
+
+
+def test_the_inputs_package_does_not_depend_on_the_pipeline():
+    from pathlib import Path
+
+    below = ("planner.inputs", "planner.model", "planner.errors")  # what inputs may build on
+    folder = Path(__file__).resolve().parents[1] / "planner" / "inputs"
+    offenders = {
+        (path.name, name)
+        for path in folder.glob("*.py")
+        for name in _planner_imports(path)
+        if not name.startswith(below)
+    }
+    assert offenders == set()

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
+from planner.catalogue.catalog import default_catalogs
 from planner.catalogue.models import find_model, load_model_presets
+from planner.decide.scenario_results import saved_scenarios_csv
 from planner.inputs.scenario import Scenario
 from planner.inputs.scenario_io import scenarios_to_csv
 from ui.state import SAVED_KEY, SCENARIO_KEY
@@ -81,7 +83,7 @@ def test_save_download_clear_upload_restores_identical_scenarios(page, monkeypat
     page.run()
     assert page.download_button(key="scn.download").label == "Download all as CSV"
     data = captured[-1]
-    assert data.decode() == scenarios_to_csv(ODD)
+    assert data.decode() == saved_scenarios_csv(ODD, default_catalogs())  # inputs and headline results
     assert data.startswith(b"name,") and b"'=SUM(A1)" in data  # the formula name is neutralised
 
     page.session_state[SAVED_KEY] = {}
@@ -157,6 +159,8 @@ def test_same_name_needs_confirmation_and_bad_names_are_refused(page):
     [
         (b"name,n_gpus\nok,8\nbad,0\n", "Row 3, column n_gpus"),
         (b"name,method\nx,dora\n", "Row 2, column method"),
+        (b"name,tp\nx,3\n", "Row 2, column tp: n_gpus must be a multiple of tp x pp x cp = 3"),
+        (b"name,gpu\nx,H900\n", "Row 2, column gpu: unknown GPU (got 'H900'; closest: H200 SXM"),
         (b"title,n_gpus\nx,8\n", "no 'name' column"),
         (b"name,n_gpus\n\xff\xfe,8\n", "UTF-8"),
         (b"", "empty"),

@@ -7,13 +7,16 @@ import json
 import streamlit as st
 from pydantic import ValidationError
 
-from planner.inputs.errors import describe_validation_error
+from planner.errors import PlannerError, from_validation_error
 from planner.inputs.scenario import CUSTOM_MODEL
 from planner.model.hf_config import shape_from_hf_config
 from planner.model.shape import ModelShape
 from ui.state import WIDGET_PREFIX, add_notice, apply_changes, bound, scenario
 
 CUSTOM_LABEL = "Custom (parameter count or imported config)"
+MODEL_LABEL = "Model"
+CONFIG_LABEL = "config.json"
+SHAPE_LABEL = "Shape (JSON, editable)"
 MAX_CONFIG_BYTES = 1_000_000  # a real config.json is a few kB
 
 
@@ -21,9 +24,9 @@ def _choose_model() -> None:
     choice = st.session_state[WIDGET_PREFIX + "model"]
     if choice == CUSTOM_LABEL:
         current = scenario()
-        apply_changes(model=CUSTOM_MODEL, params_b=current.params_b or 8.0)
+        apply_changes(labels={"model": MODEL_LABEL}, model=CUSTOM_MODEL, params_b=current.params_b or 8.0)
     else:
-        apply_changes(model=choice, model_shape=None, params_b=None)
+        apply_changes(labels={"model": MODEL_LABEL}, model=choice, model_shape=None, params_b=None)
 
 
 def render_model_picker(presets: list[str]) -> None:
@@ -31,7 +34,7 @@ def render_model_picker(presets: list[str]) -> None:
     current = scenario().model
     st.session_state[WIDGET_PREFIX + "model"] = current if current in presets else CUSTOM_LABEL
     st.selectbox(
-        "Model",
+        MODEL_LABEL,
         options,
         key=WIDGET_PREFIX + "model",
         on_change=_choose_model,
@@ -64,7 +67,7 @@ def render_model_picker(presets: list[str]) -> None:
 
 def _import_config() -> None:
     with st.expander("Import a Hugging Face config.json"):
-        upload = st.file_uploader("config.json", type=["json"], key="config_upload", max_upload_size=1)
+        upload = st.file_uploader(CONFIG_LABEL, type=["json"], key="config_upload", max_upload_size=1)
         text = st.text_area("…or paste it here", key="config_paste", height=120)
         if st.button("Use this config", key="config_apply"):
             raw = upload.getvalue() if upload is not None else text.encode("utf-8")
@@ -80,10 +83,12 @@ def _apply_config(raw: bytes, name: str) -> None:
         return
     try:
         shape = shape_from_hf_config(raw, name=name)
-    except ValueError as err:
-        add_notice(f"config.json: {err}")
+    except PlannerError as err:  # ConfigImportError: the problem names the config key at fault
+        add_notice(err.describe(CONFIG_LABEL))
         return
-    if apply_changes(model=CUSTOM_MODEL, model_shape=shape.model_dump()):
+    if apply_changes(
+        labels={"model_shape": CONFIG_LABEL}, model=CUSTOM_MODEL, model_shape=shape.model_dump()
+    ):
         st.toast(f"Imported {shape.name}: shape applied.")
     st.rerun()
 
@@ -95,7 +100,7 @@ def render_shape_editor(shape: ModelShape | None) -> None:
             st.info("No shape: the plan uses a bare parameter count. Import a config.json to add one.")
             return
         text = st.text_area(
-            "Shape (JSON, editable)",
+            SHAPE_LABEL,
             value=json.dumps(shape.model_dump(), indent=1),
             height=260,
             key=f"shape_json.{shape.name}",
@@ -104,7 +109,10 @@ def render_shape_editor(shape: ModelShape | None) -> None:
             try:
                 edited = ModelShape.model_validate_json(text)
             except ValidationError as err:
-                add_notice(f"model shape: {describe_validation_error(err)}")
+                problem = from_validation_error(err, ModelShape)
+                add_notice(problem.describe(SHAPE_LABEL, subject=problem.field))
             else:
-                apply_changes(model=CUSTOM_MODEL, model_shape=edited.model_dump())
+                apply_changes(
+                    labels={"model_shape": SHAPE_LABEL}, model=CUSTOM_MODEL, model_shape=edited.model_dump()
+                )
             st.rerun()

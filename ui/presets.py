@@ -17,6 +17,6 @@ def preset_picker(
     def _apply() -> None:
         choice = st.session_state[key]
         if choice != CUSTOM:
-            apply_changes(**{field: presets[choice]})
+            apply_changes(labels={field: label}, **{field: presets[choice]})
 
     st.selectbox(label, [CUSTOM, *presets], key=key, on_change=_apply, help=help_text or None)

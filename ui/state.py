@@ -2,18 +2,20 @@
 
 The scenario lives under a key no widget uses, so Streamlit's widget clean-up on page switches never touches it.
 Each widget is keyed `w.<field>`, seeded from the scenario just before it renders and committed back in its
-`on_change` callback through full validation; an invalid entry leaves the previous value in place and says why.
+`on_change` callback through full validation; an invalid entry leaves the previous value in place and says why,
+naming the widget by the label shown on screen (the error's field, or the widget of its rule the user touched).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
 from pydantic import ValidationError
 
-from planner.inputs.errors import describe_validation_error
+from planner.errors import PlannerError
+from planner.inputs.errors import scenario_error
 from planner.inputs.query import PAGE_PARAMETERS, drop_unknown_names, scenario_from_query, scenario_to_query
 from planner.inputs.scenario import Scenario
 
@@ -21,6 +23,9 @@ SCENARIO_KEY = "scenario"
 NOTICES_KEY = "notices"
 SAVED_KEY = "saved_scenarios"
 WIDGET_PREFIX = "w."
+# Field -> the label of the widget `bound` last rendered for it, so a notice about a field the user did not touch
+# this time still names what is on screen.
+LABELS_KEY = "field_labels"
 
 
 def init_state() -> None:
@@ -44,7 +49,9 @@ def _name_lookups() -> dict[str, Callable[[str], object]]:
 
     def snapshot(name: str) -> None:
         if name not in snapshot_ids(cats.prices):
-            raise ValueError(f"no price snapshot {name!r}; available: {', '.join(snapshot_ids(cats.prices))}")
+            raise PlannerError(
+                "snapshot", "no such price snapshot", value=name, allowed=", ".join(snapshot_ids(cats.prices))
+            )
 
     return {
         "gpu": lambda name: find_gpu(cats.gpus, name),
@@ -62,14 +69,31 @@ def set_scenario(new: Scenario) -> None:
     st.session_state[SCENARIO_KEY] = new
 
 
-def apply_changes(**changes: Any) -> bool:
-    """Validate and store a change set; on failure keep the old scenario and queue a notice."""
+def apply_changes(*, labels: Mapping[str, str] | None = None, **changes: Any) -> bool:
+    """Validate and store a change set; on failure keep the old scenario and queue a notice.
+
+    `labels` names the widgets this change came from (field -> label on screen), for the notice.
+    """
     try:
         set_scenario(scenario().updated(**changes))
     except ValidationError as err:
-        add_notice(describe_validation_error(err))
+        add_notice(describe_for_app(scenario_error(err), labels or {}))
         return False
     return True
+
+
+def describe_for_app(error: PlannerError, touched: Mapping[str, str]) -> str:
+    """The notice for a rejected change, named by the label of a widget the user touched (else its own)."""
+    label = next((touched[field] for field in error.fields if field in touched), None)
+    if label is None and touched:
+        label = next(iter(touched.values()))  # a rule about fields left as they were: name what changed
+    shown = st.session_state.get(LABELS_KEY, {})
+    subject = ""
+    if label is not None and touched.get(error.field) != label:
+        subject = shown.get(error.field, error.field)  # the sentence is about another input: say which
+    return error.describe(
+        label if label is not None else shown.get(error.field, error.field), subject=subject
+    )
 
 
 def add_notice(message: str) -> None:
@@ -83,9 +107,9 @@ def show_notices() -> None:
     st.session_state[NOTICES_KEY] = []
 
 
-def _commit(field: str, to_model: Callable[[Any], Any] | None) -> None:
+def _commit(field: str, label: str, to_model: Callable[[Any], Any] | None) -> None:
     value = st.session_state[WIDGET_PREFIX + field]
-    apply_changes(**{field: to_model(value) if to_model else value})
+    apply_changes(labels={field: label}, **{field: to_model(value) if to_model else value})
 
 
 def bound(
@@ -99,8 +123,9 @@ def bound(
 ) -> Any:
     """Render `widget` as a view of `scenario().<field>`. Never pass value=/index=."""
     current = getattr(scenario(), field)
+    st.session_state.setdefault(LABELS_KEY, {})[field] = label
     st.session_state[WIDGET_PREFIX + field] = to_widget(current) if to_widget else current
-    widget(label, key=WIDGET_PREFIX + field, on_change=_commit, args=(field, to_model), **kwargs)
+    widget(label, key=WIDGET_PREFIX + field, on_change=_commit, args=(field, label, to_model), **kwargs)
     return current
 
 

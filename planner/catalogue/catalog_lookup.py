@@ -39,9 +39,19 @@ def closest(query: str, candidates: dict[str, str], n: int = 3) -> list[str]:
     return names[:n]
 
 
+# The scenario input each kind of name comes from, carried by the error so a surface names what the user set.
+_FIELD_OF_KIND = {"GPU": "gpu", "region": "region", "price snapshot": "snapshot", "pricing mode": "pricing"}
+
+
 def _unknown(kind: str, query: str, candidates: dict[str, str]) -> UnknownNameError:
-    suggestions = ", ".join(closest(query, candidates)) or "none"
-    return UnknownNameError(f"unknown {kind} {query!r}; closest matches: {suggestions}")
+    names = closest(query, candidates)
+    return UnknownNameError(
+        f"unknown {kind} {query!r}; closest matches: {', '.join(names) or 'none'}",
+        field=_FIELD_OF_KIND.get(kind, ""),
+        problem=f"unknown {kind}",
+        value=query,
+        closest=names,
+    )
 
 
 def find_gpu(gpus: pl.DataFrame, name: str) -> dict[str, Any]:
@@ -81,7 +91,11 @@ def peak_rate(gpu_row: dict[str, Any], precision: str) -> PeakRate:
     """
     if precision not in PRECISION_COLUMNS:
         raise UnknownNameError(
-            f"unknown precision {precision!r}; choose one of {', '.join(PRECISION_COLUMNS)}"
+            f"unknown precision {precision!r}; choose one of {', '.join(PRECISION_COLUMNS)}",
+            field="precision",
+            problem="unknown precision",
+            value=precision,
+            closest=list(PRECISION_COLUMNS),
         )
     wanted, *fallbacks = PRECISION_COLUMNS[precision]
     for column in (wanted, *fallbacks):
@@ -158,7 +172,11 @@ def find_region(grid: pl.DataFrame, region: str) -> dict[str, Any]:
     matches = keys.get(normalise_name(region), [])
     if len(matches) > 1:
         raise UnknownNameError(
-            f"region {region!r} is ambiguous: give the exact id, one of {', '.join(matches)}"
+            f"region {region!r} is ambiguous: give the exact id, one of {', '.join(matches)}",
+            field="region",
+            problem="ambiguous region: give the exact id",
+            value=region,
+            closest=matches,
         )
     if not matches:
         raise _unknown("region", region, {key: ids[0] for key, ids in keys.items()})

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 from planner.catalogue.catalog_schema import Column, TableSpec
+from planner.errors import PlannerError
 
 FILE_COL, ROW_COL = "_file", "_row"
 MAX_LISTED_PROBLEMS = 5
@@ -51,11 +53,24 @@ class CatalogError(ValueError):
         super().__init__("\n".join(lines))
 
 
-class UnknownNameError(CatalogError):
-    """A GPU, region, snapshot or mode that the catalogue does not hold (the message lists close matches)."""
+class UnknownNameError(CatalogError, PlannerError):
+    """A GPU, region, snapshot or mode that the catalogue does not hold; `closest` lists close matches.
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
+    `field` is the scenario input that named it, so a surface can say the flag or widget the user touched.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str = "",
+        problem: str = "",
+        value: str | None = None,
+        closest: Sequence[str] = (),
+    ) -> None:
+        PlannerError.__init__(self, field, problem or message, value=value, closest=closest)
+        self.problems = [Problem("catalogue", None, None, message)]
+        self.file, self.row, self.column = "catalogue", None, None
         self.args = (message,)
 
     def __str__(self) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import re
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import polars as pl
 from pydantic import ValidationError
 
 from planner.catalogue.paths import bundled_data_dir
+from planner.errors import PlannerError, from_validation_error
 from planner.model.architecture import KNOWN_FAMILIES
 from planner.model.shape import ModelShape
 
@@ -54,8 +54,8 @@ class ModelCatalogError(ValueError):
     """The presets file is unreadable or a cell is invalid; the message names file, row and column."""
 
 
-class UnknownModelError(ValueError):
-    """No preset has that name; the message lists the closest names."""
+class UnknownModelError(PlannerError):
+    """No preset has that name; `closest` lists the closest names."""
 
 
 def _fail(path: Path, row: int | None, column: str, problem: str) -> ModelCatalogError:
@@ -110,22 +110,13 @@ def _check_rows(path: Path, frame: pl.DataFrame) -> None:
         try:
             shape_from_row(row)
         except ValidationError as err:
-            first = err.errors()[0]
-            message = str(first["msg"]).removeprefix("Value error, ")
-            raise _fail(path, index, _shape_error_column(first["loc"], message), message) from None
+            problem = from_validation_error(err, ModelShape)
+            raise _fail(path, index, " / ".join(problem.fields), problem.describe("")) from None
         if row["n_params_published"] <= 0:
             raise _fail(path, index, "n_params_published", "must be a positive integer")
         active = row["n_params_active_published"]
         if active is not None and not 0 < active <= row["n_params_published"]:
             raise _fail(path, index, "n_params_active_published", "must be in (0, n_params_published]")
-
-
-def _shape_error_column(loc: tuple[Any, ...], message: str) -> str:
-    """The field a shape error is about; cross-field rules name their fields in the message instead."""
-    if loc:
-        return str(loc[0])
-    mentioned = [name for name in ModelShape.model_fields if re.search(rf"\b{name}\b", message)]
-    return " / ".join(mentioned) or "(shape)"
 
 
 def load_model_presets(path: Path | str = MODELS_CSV) -> pl.DataFrame:
@@ -166,8 +157,8 @@ def _row_for(presets: pl.DataFrame, name: str) -> dict[str, Any]:
     names = preset_names(presets)
     by_lower = {candidate.lower(): candidate for candidate in names}
     close = difflib.get_close_matches(wanted, list(by_lower), n=3, cutoff=0.4)
-    hint = f"; closest: {', '.join(by_lower[c] for c in close)}" if close else f"; {len(names)} presets exist"
-    raise UnknownModelError(f"model: no preset named {name!r}{hint}")
+    problem = f"no preset named {name!r}" + ("" if close else f" among the {len(names)} presets")
+    raise UnknownModelError("model", problem, closest=[by_lower[c] for c in close])
 
 
 def find_model(presets: pl.DataFrame, name: str) -> ModelShape:

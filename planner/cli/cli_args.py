@@ -1,12 +1,18 @@
-"""Command-line flags for every scenario field, generated from the Scenario so the two never drift apart."""
+"""Command-line flags for every scenario field, generated from the Scenario so the two never drift apart.
+
+The parser also remembers how the user gave each field (the flag as typed, `--set FIELD`, or a key of the
+scenario file), under `INPUT_NAMES` on the parsed arguments, so an error names what the user typed.
+"""
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 from pathlib import Path
 from typing import Any
 
+from planner.errors import PlannerError
 from planner.inputs.scenario import CUSTOM_MODEL, Scenario
 
 # The seed's flag names (DESIGN.md §4) for fields whose Scenario names differ.
@@ -18,12 +24,39 @@ EXTRA_ALIASES: dict[str, str] = {"zero": "zero_stage", "gpus": "n_gpus"}
 SKIPPED_FIELDS = {"model_shape"}  # set through --model-config FILE
 
 
-class InputError(ValueError):
-    """Bad command-line input: reported as one line, exit status 2."""
+INPUT_NAMES = "input_names"  # on the parsed arguments: field -> what the user typed to give it
+_TYPED_FLAGS = "typed_flags"  # field -> the flag as typed (an alias such as --devices included)
 
 
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
+class InputError(PlannerError):
+    """Bad command-line input; `field` is the flag itself (or empty when the message names it)."""
+
+
+def flag_name(field: str) -> str:
+    """The generated flag of a field (`n_gpus` -> `--n-gpus`)."""
+    return "--" + field.replace("_", "-")
+
+
+def _remember(namespace: argparse.Namespace, dest: str, option_string: str | None) -> None:
+    typed = getattr(namespace, _TYPED_FLAGS, None)
+    if typed is None:
+        typed = {}
+        setattr(namespace, _TYPED_FLAGS, typed)
+    typed[dest] = option_string or flag_name(dest)
+
+
+class _Remembered(argparse.Action):
+    """Store the value as given (pydantic validates it) and remember the flag the user typed."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        _remember(namespace, self.dest, option_string)
+
+
+class _RememberedBool(argparse.BooleanOptionalAction):
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        super().__call__(parser, namespace, values, option_string)
+        _remember(namespace, self.dest, option_string)
 
 
 def add_scenario_flags(parser: argparse.ArgumentParser) -> None:
@@ -34,34 +67,46 @@ def add_scenario_flags(parser: argparse.ArgumentParser) -> None:
     for name, info in Scenario.model_fields.items():
         if name in SKIPPED_FIELDS:
             continue
-        flags = [_flag(name)] + [_flag(alias) for alias, target in aliases.items() if target == name]
+        flags = [flag_name(name)] + [flag_name(alias) for alias, target in aliases.items() if target == name]
         helptext = info.description or name.replace("_", " ")
         if info.annotation is bool:
-            parser.add_argument(*flags, dest=name, action=argparse.BooleanOptionalAction, help=helptext)
+            parser.add_argument(*flags, dest=name, action=_RememberedBool, help=helptext)
         else:
             # Values stay strings here: pydantic validates them (and rejects nan/inf) with one message.
-            parser.add_argument(*flags, dest=name, metavar="VALUE", help=helptext)
+            parser.add_argument(*flags, dest=name, action=_Remembered, metavar="VALUE", help=helptext)
 
 
 def scenario_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    """Merge the scenario file, --set pairs and explicit flags (later wins) into raw scenario fields."""
+    """Merge the scenario file, --set pairs and explicit flags (later wins) into raw scenario fields.
+
+    Records on `args` (under `INPUT_NAMES`) how each field was given, with the same precedence.
+    """
     fields: dict[str, Any] = {}
+    names: dict[str, str] = {}
+    setattr(args, INPUT_NAMES, names)
     if args.scenario_file:
-        fields.update(_read_json_object(Path(args.scenario_file)))
+        path = Path(args.scenario_file)
+        fields.update(_read_json_object(path))
+        names.update({key: f"{path.name} key {key!r}" for key in fields})
     for pair in args.set:
         key, sep, value = pair.partition("=")
-        if not sep or key.strip() not in Scenario.model_fields:
-            raise InputError(f"--set: expected FIELD=VALUE with a scenario field, got {pair!r}")
-        fields[key.strip()] = value
+        key = key.strip()
+        if not sep or key not in Scenario.model_fields:
+            close = difflib.get_close_matches(key, list(Scenario.model_fields), n=3)
+            raise InputError("--set", "expected FIELD=VALUE with a scenario field", value=pair, closest=close)
+        fields[key] = value
+        names[key] = f"--set {key}"
     explicit = {
         name: getattr(args, name)
         for name in Scenario.model_fields
         if name not in SKIPPED_FIELDS and getattr(args, name, None) is not None
     }
+    names.update(getattr(args, _TYPED_FLAGS, None) or {})
     if "params_b" in explicit and "model" not in explicit and "model" not in fields:
         explicit["model"] = CUSTOM_MODEL  # a bare count, as in the seed, means no preset
     fields.update(explicit)
     if args.model_config:
+        names["model_shape"] = "--model-config"
         fields["model_shape"] = _shape_from_file(Path(args.model_config))
         fields.setdefault("model", CUSTOM_MODEL)
     return fields
@@ -71,11 +116,13 @@ def _read_json_object(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"scenario file: cannot read {path}: {err}") from err
+        raise InputError("", f"scenario file: cannot read {path}: {err}") from err
     except json.JSONDecodeError as err:
-        raise InputError(f"scenario file: {path} is not valid JSON ({err.msg} at line {err.lineno})") from err
+        raise InputError(
+            "", f"scenario file: {path} is not valid JSON ({err.msg} at line {err.lineno})"
+        ) from err
     if not isinstance(data, dict):
-        raise InputError(f"scenario file: {path} must hold a JSON object")
+        raise InputError("", f"scenario file: {path} must hold a JSON object")
     return data
 
 
@@ -85,8 +132,5 @@ def _shape_from_file(path: Path) -> dict[str, Any]:
     try:
         raw = path.read_bytes()
     except OSError as err:
-        raise InputError(f"model config: cannot read {path}: {err}") from err
-    try:
-        return shape_from_hf_config(raw, name=path.stem).model_dump()
-    except ValueError as err:
-        raise InputError(f"model config: {err}") from err
+        raise InputError("--model-config", f"cannot read {path}: {err}") from err
+    return shape_from_hf_config(raw, name=path.stem).model_dump()  # ConfigImportError names the config key

@@ -6,6 +6,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from planner.cli.cli_args import InputError
+from planner.cli.cli_common import load_scenario, render_records
 from planner.decide.compare import SORT_METRICS, compare_gpus, filter_rows, pareto_frontier, sort_rows
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
@@ -59,8 +61,6 @@ def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlag
 
 
 def comparison_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from planner.cli.main import load_scenario
-
     frame = compare_gpus(load_scenario(args))
     vendors = _known_vendors(args.vendor, frame["vendor"].unique().to_list())
     frame = filter_rows(frame, vendors, args.min_memory_gib, args.priced_only, args.fitting_only)
@@ -73,13 +73,11 @@ def _known_vendors(asked: list[str], known: list[str]) -> list[str]:
     by_key = {name.lower(): name for name in known}
     unknown = [name for name in asked if name.lower() not in by_key]
     if unknown:
-        raise ValueError(f"--vendor: unknown vendor {unknown[0]!r}; choose from {', '.join(sorted(known))}")
+        raise InputError("--vendor", f"unknown vendor {unknown[0]!r}", allowed=", ".join(sorted(known)))
     return [by_key[name.lower()] for name in asked]
 
 
 def run(args: argparse.Namespace) -> int:
-    from planner.cli.main import render_records
-
     rows = comparison_rows(args)
     if args.format == "table":
         rows = [{key: row[key] for key in TABLE_COLUMNS} for row in rows]

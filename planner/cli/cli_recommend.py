@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from planner.cli.cli_args import InputError
+from planner.cli.cli_common import load_scenario, render_records
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
 DEFAULT_TOP = 10
@@ -56,9 +57,9 @@ def _constraints(args: argparse.Namespace) -> Any:
     if args.search_gpus:
         names = tuple(name.strip() for name in args.search_gpus.split(",") if name.strip())
         if not names:
-            raise InputError("--gpus: give GPU names separated by commas")
+            raise InputError("--gpus", "give GPU names separated by commas")
     if args.top < 1:
-        raise InputError(f"--top: must be >= 1 (got {args.top})")
+        raise InputError("--top", "must be >= 1", value=args.top, allowed=">= 1")
     return Constraints(
         deadline_h=args.deadline_h,
         budget_usd=args.budget_usd,
@@ -69,7 +70,6 @@ def _constraints(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from planner.cli.main import load_scenario, render_records
     from planner.decide.sweep import search
 
     constraints = _constraints(args)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.cases.validate import CATEGORIES, default_case_file, validate_file
-from planner.cli.main import render_records
+from planner.cli.cli_common import render_records
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
 

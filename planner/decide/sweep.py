@@ -27,6 +27,7 @@ from planner.decide.sweep_rank import (
     result_frame,
 )
 from planner.decide.sweep_words import explain
+from planner.errors import PlannerError
 from planner.evaluate import evaluate
 from planner.inputs.scenario import Scenario
 from planner.resolve import Resolved, resolve
@@ -69,15 +70,17 @@ class Constraints:
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
-            raise ValueError(f"objective: must be one of {', '.join(OBJECTIVES)} (got {self.objective!r})")
+            raise PlannerError(
+                "objective", "unknown objective", value=self.objective, allowed=", ".join(OBJECTIVES)
+            )
         if self.deadline_h is not None and not self.deadline_h > 0:
-            raise ValueError(f"deadline_h: must be > 0 hours (got {self.deadline_h})")
+            raise PlannerError("deadline_h", "must be > 0 hours", value=self.deadline_h, allowed="> 0")
         if self.budget_usd is not None and not self.budget_usd > 0:
-            raise ValueError(f"budget_usd: must be > 0 (got {self.budget_usd})")
+            raise PlannerError("budget_usd", "must be > 0", value=self.budget_usd, allowed="> 0")
         if not 1 <= self.max_gpus <= 1_000_000:
-            raise ValueError(f"max_gpus: must be between 1 and 1,000,000 (got {self.max_gpus})")
+            raise PlannerError("max_gpus", "out of range", value=self.max_gpus, allowed="1 to 1,000,000")
         if self.gpus is not None and not self.gpus:
-            raise ValueError("gpus: name at least one GPU")
+            raise PlannerError("gpus", "name at least one GPU")
 
 
 @dataclass(frozen=True)
@@ -185,7 +188,7 @@ def search(
 ) -> SearchResult:
     """The best configurations for the scenario's model, data and method under `constraints`."""
     if top_n < 1:
-        raise ValueError(f"top_n: must be >= 1 (got {top_n})")
+        raise PlannerError("top_n", "must be >= 1", value=top_n, allowed=">= 1")
     started = time.perf_counter()
     constraints = constraints or Constraints()
     space = space or SearchSpace()

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from planner.errors import PlannerError
+
 FloatOrArray = float | npt.NDArray[np.float64]
 
 TOKENS_PER_MILLION = 1e6
@@ -91,7 +93,12 @@ def resolve_rate(
         basis = f"your quote, ${rate:,.2f}/GPU-h (overrides the catalogue and the pricing mode)"
         return RateBand(rate, rate, rate, basis)
     if usd_per_gpu_hour_median is None:
-        raise ValueError("usd_per_gpu_hour: no catalogue price for this GPU; enter your quote (>= 0)")
+        raise PlannerError(
+            "usd_per_gpu_hour",
+            "no catalogue price for this GPU; enter your quote",
+            allowed=">= 0",
+            related=("gpu",),
+        )
     median = usd_per_gpu_hour_median
     d_low = discount_frac if discount_frac_low is None else discount_frac_low
     d_high = discount_frac if discount_frac_high is None else discount_frac_high

@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from planner.errors import PlannerError
+from planner.inputs.errors import scenario_error
 from planner.inputs.scenario import Scenario
 
 MAX_QUERY_VALUE_CHARS = 20_000  # a pasted shape JSON is ~1 kB; anything far larger is not a share link
@@ -69,14 +71,19 @@ def _validate_dropping_bad(fields: dict[str, Any], notices: list[str]) -> Scenar
         try:
             return Scenario.model_validate(fields)
         except ValidationError as err:
-            bad = {str(e["loc"][0]) for e in err.errors() if e["loc"]}
-            message = err.errors()[0]["msg"]
-            if not bad:  # a cross-field rule: its message starts with the field it names
-                bad = {message.split(":")[0].removeprefix("Value error, ")} & set(fields) or set(fields)
-            for key in sorted(bad):
-                notices.append(f"Ignored link parameter '{key}': {message}")
-                fields.pop(key, None)
+            for problem in _link_problems(scenario_error(err), fields):
+                key = next((field for field in problem.fields if field in fields), None)
+                if key is None:  # its parameter was dropped for an earlier problem of the same input
+                    continue
+                notices.append(problem.describe(f"Ignored link parameter '{key}'"))
+                fields.pop(key)
     return Scenario()
+
+
+def _link_problems(error: PlannerError, fields: dict[str, Any]) -> list[PlannerError]:
+    """The problems that name a parameter of the link; a rule among defaults alone drops every parameter."""
+    found = [problem for problem in (error, *error.more) if set(problem.fields) & set(fields)]
+    return found or [PlannerError(key, error.describe("")) for key in fields]
 
 
 def drop_unknown_names(
@@ -84,8 +91,8 @@ def drop_unknown_names(
 ) -> tuple[Scenario, list[str]]:
     """Reset name fields the catalogues do not know (GPU, region, model, snapshot) to their defaults.
 
-    `known` maps a field to a lookup that raises ValueError for an unknown name (e.g. `find_gpu` over the
-    loaded catalogue); the error's text, which lists the closest names, becomes the notice.
+    `known` maps a field to a lookup that raises `PlannerError` for an unknown name (e.g. `find_gpu` over the
+    loaded catalogue); the notice gives the closest names it carries.
     """
     notices: list[str] = []
     changes: dict[str, Any] = {}
@@ -95,9 +102,9 @@ def drop_unknown_names(
             continue
         try:
             lookup(value)
-        except ValueError as err:
+        except PlannerError as err:
             changes[field] = Scenario.model_fields[field].default
-            notices.append(f"Ignored link parameter '{field}': {str(err).splitlines()[0]}")
+            notices.append(err.describe(f"Ignored link parameter '{field}'"))
     if not changes:
         return scenario, notices
     return scenario.updated(**changes), notices

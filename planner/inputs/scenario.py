@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from planner.errors import PlannerError, numeric_range
 from planner.model.shape import ModelShape
 
 Method = Literal["full", "lora", "qlora"]
@@ -29,6 +30,9 @@ FSDP_TO_ZERO: dict[str, tuple[int, bool]] = {
     "FULL_SHARD": (3, False),
     "HYBRID_SHARD": (3, True),
 }
+
+# 1e16 tokens: hundreds of times the largest published runs (Llama 3: over 15e12 tokens); more is a typo.
+MAX_TRAINING_TOKENS = 1e16
 
 CUSTOM_MODEL = ""  # `model` left empty: the plan uses the bare `params_b` count (or an imported shape)
 
@@ -148,14 +152,28 @@ class Scenario(BaseModel):
     @model_validator(mode="after")
     def _layout(self) -> Scenario:
         if self.model == CUSTOM_MODEL and self.model_shape is None and self.params_b is None:
-            raise ValueError("params_b: give a parameter count (> 0, billions) or choose a model")
+            raise PlannerError(
+                "params_b",
+                "give a parameter count or choose a model",
+                allowed="> 0 billions",
+                related=("model",),
+            )
         model_parallel = self.tp * self.pp * self.cp
         if self.n_gpus % model_parallel:
-            raise ValueError(
-                f"n_gpus: must be a multiple of tp x pp x cp = {model_parallel} (got {self.n_gpus})"
+            raise PlannerError(
+                "n_gpus",
+                f"must be a multiple of tp x pp x cp = {model_parallel}",
+                value=self.n_gpus,
+                related=("tp", "pp", "cp"),
             )
-        if self.training_tokens > 1e16:
-            raise ValueError("examples: examples x tokens per example x epochs must be at most 1e16 tokens")
+        if self.training_tokens > MAX_TRAINING_TOKENS:
+            raise PlannerError(
+                "examples",
+                "examples x tokens per example x epochs is too many tokens",
+                value=f"{self.training_tokens:.3g} tokens",
+                allowed=f"at most {MAX_TRAINING_TOKENS:.0e} tokens",
+                related=("tokens_per_example", "epochs", "total_tokens_b"),
+            )
         return self
 
     @property
@@ -175,14 +193,5 @@ class Scenario(BaseModel):
 
 
 def field_range(name: str) -> str:
-    """The allowed range of a numeric field in words, for error messages."""
-    info = Scenario.model_fields[name]
-    low, high = "", ""
-    for meta in info.metadata:
-        for attr, sign in (("gt", ">"), ("ge", ">=")):
-            if getattr(meta, attr, None) is not None:
-                low = f"{sign} {getattr(meta, attr):g}"
-        for attr, sign in (("lt", "<"), ("le", "<=")):
-            if getattr(meta, attr, None) is not None:
-                high = f"{sign} {getattr(meta, attr):g}"
-    return " and ".join(part for part in (low, high) if part) or "see `python -m planner schema`"
+    """The allowed range of a numeric field in words, for messages and help texts."""
+    return numeric_range(Scenario, name) or "see `python -m planner schema`"

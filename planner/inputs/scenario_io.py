@@ -2,7 +2,8 @@
 
 File format (UTF-8, comma separated, header on the first row):
 - `name`, then one column per `Scenario` input in declaration order, then the headline results
-  (`RESULT_COLUMNS`, recomputed on every write and ignored on read).
+  (`RESULT_COLUMNS`, ignored on read). This module only writes the results it is given: computing them runs the
+  pipeline, which the inputs package does not import (`planner.decide.scenario_results` composes the two).
 - Empty cell = `None` for optional inputs (`params_b`, `mfu`, ...), the empty string for text inputs.
   Booleans are `true`/`false`, floats use Python's shortest round-trip form, `model_shape` is JSON text.
 - Every cell goes through `planner.inputs.safe_csv.neutralise_cell` so a spreadsheet never runs it as a formula. To keep
@@ -10,11 +11,13 @@ File format (UTF-8, comma separated, header on the first row):
   more quote, and the reader removes exactly one quote from such cells (`guard_cell` / `unguard_cell`).
 
 Reading policy (decided here, the page follows it):
-- A file with ANY problem is meant to be rejected whole: `problems` lists every bad row (spreadsheet row number,
-  column, allowed range) and `scenarios` then only serves to count the rows that were fine.
+- A file with ANY problem is meant to be rejected whole: `problems` lists every bad row as an `ImportProblem`
+  (spreadsheet row number, column, what is wrong and the allowed range) and `scenarios` then only serves to
+  count the rows that were fine.
 - Unknown columns are ignored with a notice (a notes column added in a spreadsheet is harmless); input columns
   missing from the header take their default value, also with a notice (files from older versions still load).
-- Every row must also resolve against the catalogues (known GPU, model preset, region, price snapshot).
+- A caller may pass `check`, run on every valid row (the app checks that it resolves against the catalogues:
+  known GPU, model preset, region, price snapshot); a `PlannerError` it raises is reported like any other.
 - Names follow the page's rules (`planner.inputs.scenario_set.name_problem`), surrounding spaces dropped, and are unique.
 - At most `MAX_ROWS` rows and `MAX_CSV_BYTES` bytes; UTF-8 with or without the byte-order mark Excel writes.
 """
@@ -26,16 +29,16 @@ import io
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
-from planner.catalogue.catalog import Catalogs
-from planner.estimate import estimate, resolve
-from planner.inputs.errors import describe_validation_error
+from planner.errors import PlannerError
+from planner.inputs.errors import scenario_error
 from planner.inputs.safe_csv import FORMULA_PREFIXES, neutralise_cell
-from planner.inputs.scenario import Scenario, field_range
+from planner.inputs.scenario import Scenario
 from planner.inputs.scenario_set import MAX_SAVED, name_problem
 
 NAME_COLUMN = "name"
@@ -55,7 +58,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "estimate_problem",
 )
 # `mfu` is an input (an override, usually empty); the utilisation the estimate used is exported as `mfu_used`.
-_RESULT_SOURCE = {"mfu_used": "mfu"}
+RESULT_SOURCE = {"mfu_used": "mfu"}
 
 MAX_ROWS = MAX_SAVED
 # 1,000 rows, each with an imported shape, measured 0.77 MB; 2 MB leaves room for a notes column or two.
@@ -66,11 +69,28 @@ _LOOKS_GUARDED = re.compile("^'+[" + re.escape("".join(FORMULA_PREFIXES)) + "]")
 _LOOKS_FORMULA = re.compile("^'*[" + re.escape("".join(FORMULA_PREFIXES)) + "]")
 
 
+Check = Callable[[Scenario], object]  # raises PlannerError for a row the caller cannot use
+
+
+@dataclass(frozen=True)
+class ImportProblem:
+    """One reason a file is refused: the spreadsheet row (header = 1) and column when known, and what is wrong."""
+
+    row: int | None
+    column: str | None
+    problem: str
+
+    def __str__(self) -> str:
+        where = [f"Row {self.row}"] if self.row is not None else []
+        where += [f"column {self.column}"] if self.column is not None else []
+        return f"{', '.join(where)}: {self.problem}" if where else self.problem
+
+
 class ScenarioImport(NamedTuple):
-    """What a CSV held: good rows by name, one message per bad row, and notices that did not block it."""
+    """What a CSV held: good rows by name, one problem per bad row, and notices that did not block it."""
 
     scenarios: dict[str, Scenario]
-    problems: list[str]
+    problems: list[ImportProblem]
     notices: list[str]
 
 
@@ -89,28 +109,15 @@ def unguard_cell(text: str) -> str:
 # ------------------------------------------------------------------------------------------------- writing
 
 
-def headline_results(scenario: Scenario, catalogs: Catalogs | None = None) -> dict[str, Any]:
-    """The result columns for one scenario; an estimate that fails leaves them empty and says why."""
-    try:
-        flat = estimate(scenario, catalogs).to_flat()
-    except ValueError as err:
-        return {column: None for column in RESULT_COLUMNS} | {"estimate_problem": str(err)}
-    out = {column: flat.get(_RESULT_SOURCE.get(column, column)) for column in RESULT_COLUMNS}
-    out["estimate_problem"] = ""
-    return out
-
-
 def scenarios_to_csv(
-    scenarios: Mapping[str, Scenario],
-    results: Mapping[str, Mapping[str, Any]] | None = None,
-    catalogs: Catalogs | None = None,
+    scenarios: Mapping[str, Scenario], results: Mapping[str, Mapping[str, Any]] | None = None
 ) -> str:
-    """CSV text of the saved scenarios; `results` (by name) may carry already computed headline results."""
+    """CSV text of the saved scenarios; `results` (by name) holds the headline results, empty where absent."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow((NAME_COLUMN, *INPUT_COLUMNS, *RESULT_COLUMNS))
     for name, scenario in scenarios.items():
-        found = (results or {}).get(name) or headline_results(scenario, catalogs)
+        found = (results or {}).get(name) or {}
         cells = [name, *(_input_text(getattr(scenario, column)) for column in INPUT_COLUMNS)]
         cells += [_result_text(found.get(column)) for column in RESULT_COLUMNS]
         writer.writerow(guard_cell(cell) for cell in cells)
@@ -142,7 +149,7 @@ def _result_text(value: Any) -> str:
 # ------------------------------------------------------------------------------------------------- reading
 
 
-def read_scenarios_csv(data: bytes | str, catalogs: Catalogs | None = None) -> ScenarioImport:
+def read_scenarios_csv(data: bytes | str, check: Check | None = None) -> ScenarioImport:
     """Parse a scenarios CSV. Reject the file whole when `problems` is not empty (module docstring)."""
     records, problem = _records(data)
     if problem:
@@ -151,63 +158,73 @@ def read_scenarios_csv(data: bytes | str, catalogs: Catalogs | None = None) -> S
     problem = _header_problem(header, n_rows=len(records) - 1)
     if problem:
         return ScenarioImport({}, [problem], [])
-    notices = _header_notices(header)
     scenarios: dict[str, Scenario] = {}
-    problems: list[str] = []
+    problems: list[ImportProblem] = []
     first_row_of: dict[str, int] = {}
     for index, cells in enumerate(records[1:]):
         row_number = HEADER_ROW + 1 + index
         if not any(cell.strip() for cell in cells):
             continue  # blank lines and rows of empty cells that spreadsheets leave at the end
         if len(cells) != len(header):
-            problems.append(
-                f"Row {row_number}: {len(cells)} cells, but the header has {len(header)} columns."
-            )
+            text = f"{len(cells)} cells, but the header has {len(header)} columns."
+            problems.append(ImportProblem(row_number, None, text))
             continue
-        name, scenario, row_problem = _row(dict(zip(header, cells, strict=True)), row_number, catalogs)
+        name, scenario, row_problem = _row(dict(zip(header, cells, strict=True)), row_number, check)
         if name in first_row_of:
-            row_problem = f"Row {row_number}, column name: '{name}' already names row {first_row_of[name]}."
+            text = f"'{name}' already names row {first_row_of[name]}."
+            row_problem = ImportProblem(row_number, NAME_COLUMN, text)
         first_row_of.setdefault(name, row_number)
         if row_problem:
             problems.append(row_problem)
         elif scenario is not None:
             scenarios[name] = scenario
     if not scenarios and not problems:
-        problems.append("The file has a header but no scenario rows.")
-    return ScenarioImport(scenarios, problems, notices)
+        problems.append(ImportProblem(None, None, "The file has a header but no scenario rows."))
+    return ScenarioImport(scenarios, problems, _header_notices(header))
 
 
-def _records(data: bytes | str) -> tuple[list[list[str]], str | None]:
+def _records(data: bytes | str) -> tuple[list[list[str]], ImportProblem | None]:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if len(raw) > MAX_CSV_BYTES:
-        return [], f"The file has {len(raw):,} bytes; at most {MAX_CSV_BYTES:,} are accepted."
+        return [], _whole(f"The file has {len(raw):,} bytes; at most {MAX_CSV_BYTES:,} are accepted.")
     try:
         text = raw.decode("utf-8-sig")  # the -sig variant drops the byte-order mark Excel writes
     except UnicodeDecodeError as err:
-        return [], f"Not a UTF-8 text file (undecodable byte at position {err.start}); save it as CSV UTF-8."
+        return [], _whole(
+            f"Not a UTF-8 text file (undecodable byte at position {err.start}); save it as CSV UTF-8."
+        )
     if "\x00" in text:
-        return [], "Not a text file (it contains NUL bytes); save it as CSV UTF-8."
+        return [], _whole("Not a text file (it contains NUL bytes); save it as CSV UTF-8.")
     if not text.strip():
-        return [], "The file is empty."
+        return [], _whole("The file is empty.")
     try:
         records = list(csv.reader(io.StringIO(text, newline="")))
     except csv.Error as err:
-        return [], f"Not readable as CSV: {err}."
+        return [], _whole(f"Not readable as CSV: {err}.")
     if len(records) - 1 > MAX_ROWS:
-        return [], f"The file has {len(records) - 1:,} rows; at most {MAX_ROWS:,} scenarios are accepted."
+        return [], _whole(
+            f"The file has {len(records) - 1:,} rows; at most {MAX_ROWS:,} scenarios are accepted."
+        )
     return records, None
 
 
-def _header_problem(header: list[str], n_rows: int) -> str | None:
+def _whole(text: str) -> ImportProblem:
+    return ImportProblem(None, None, text)
+
+
+def _header_problem(header: list[str], n_rows: int) -> ImportProblem | None:
     if NAME_COLUMN not in header:
         if len(header) == 1 and ";" in header[0]:
-            return "Row 1: the columns are separated by ';'. Save the file with commas (CSV UTF-8)."
-        return f"Row 1: no '{NAME_COLUMN}' column. The header must name the columns, starting with '{NAME_COLUMN}'."
+            return ImportProblem(
+                HEADER_ROW, None, "the columns are separated by ';'. Save the file with commas."
+            )
+        text = f"no '{NAME_COLUMN}' column. The header must name the columns, starting with '{NAME_COLUMN}'."
+        return ImportProblem(HEADER_ROW, None, text)
     repeated = sorted({column for column in header if header.count(column) > 1})
     if repeated:
-        return f"Row 1: column {', '.join(repr(c) for c in repeated)} appears more than once."
+        return ImportProblem(HEADER_ROW, repeated[0], f"'{repeated[0]}' appears more than once.")
     if n_rows == 0:
-        return "The file has a header but no scenario rows."
+        return _whole("The file has a header but no scenario rows.")
     return None
 
 
@@ -224,29 +241,30 @@ def _header_notices(header: list[str]) -> list[str]:
 
 
 def _row(
-    cells: dict[str, str], row_number: int, catalogs: Catalogs | None
-) -> tuple[str, Scenario | None, str | None]:
+    cells: dict[str, str], row_number: int, check: Check | None
+) -> tuple[str, Scenario | None, ImportProblem | None]:
     """(name, scenario or None, problem or None) for one data row."""
     name = unguard_cell(cells[NAME_COLUMN]).strip()
     problem = name_problem(name)
     if problem:
-        return name, None, f"Row {row_number}, column name: {problem}."
+        return name, None, ImportProblem(row_number, NAME_COLUMN, f"{problem}.")
     fields: dict[str, Any] = {}
     for column in INPUT_COLUMNS:
         if column in cells:
             try:
                 fields[column] = _input_value(column, unguard_cell(cells[column]).strip())
             except ValueError as err:
-                return name, None, f"Row {row_number}, column {column}: not valid JSON ({err})."
+                return name, None, ImportProblem(row_number, column, f"not valid JSON ({err}).")
     try:
         scenario = Scenario.model_validate(fields)
+        if check is not None:
+            check(scenario)
     except ValidationError as err:
-        return name, None, f"Row {row_number}, {_locate(err)}"
-    try:
-        resolve(scenario, catalogs)
-    except ValueError as err:
-        column = _column_named_in(str(err))
-        return name, None, f"Row {row_number}, column {column}: {str(err).removeprefix(column + ': ')}."
+        return name, None, _located(scenario_error(err), row_number, cells)
+    except PlannerError as err:
+        return name, None, _located(err, row_number, cells)
+    except ValueError as err:  # a check's own failure that names no input: the row, in its words
+        return name, None, ImportProblem(row_number, None, str(err))
     return name, scenario, None
 
 
@@ -264,30 +282,11 @@ def _empty_for(column: str) -> Any:
     return "" if Scenario.model_fields[column].annotation is str else None
 
 
-def _locate(err: ValidationError) -> str:
-    """ "column X: what is wrong (allowed ...)" from the first error, plus how many more the row has."""
-    text = describe_validation_error(err)
-    loc = err.errors()[0]["loc"]
-    column = str(loc[0]) if loc else _column_named_in(text)
-    for prefix in (f"{column}: ", f"{column}."):
-        text = text.removeprefix(prefix)
-    if column in Scenario.model_fields and Scenario.model_fields[column].annotation is bool:
-        text = text.replace(f"allowed: {field_range(column)}", "allowed: true or false")
-    more = len(err.errors()) - 1
-    return f"column {column}: {text}" + (
-        f" (and {more} more problem{'s' * (more > 1)} in this row)" if more else ""
-    )
-
-
-_CATALOGUE_KINDS = {"GPU": "gpu", "region": "region", "price snapshot": "snapshot", "pricing mode": "pricing"}
-
-
-def _column_named_in(message: str) -> str:
-    """The input a planner message is about: "field: ..." or "unknown <kind> ..." (catalogue lookups)."""
-    head = message.split(":")[0].strip()
-    if head in Scenario.model_fields:
-        return head
-    for kind, column in _CATALOGUE_KINDS.items():
-        if message.startswith(f"unknown {kind} "):
-            return column
-    return "(several)"
+def _located(error: PlannerError, row_number: int, cells: Mapping[str, str]) -> ImportProblem:
+    """The problem at the column of the file it is about: its field, else a field its rule involves."""
+    column = next((field for field in error.fields if field in cells), error.field or None)
+    more = len(error.more)
+    subject = error.field if column != error.field else ""  # the sentence is about another input: say which
+    text = error.describe("", subject=subject)
+    text += f" (and {more} more problem{'s' * (more > 1)} in this row)" if more else ""
+    return ImportProblem(row_number, column, text)

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from planner.errors import from_validation_error
 from planner.model.hf_json import ConfigImportError, ConfigReader, parse_config
 from planner.model.shape import ModelShape
 
@@ -257,7 +258,5 @@ def shape_from_hf_config(text: str | bytes, name: str = "imported") -> ModelShap
     try:
         return ModelShape(name=name.strip()[:120] or "imported", family=family(cfg), **fields)
     except ValidationError as err:
-        first = err.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "shape"
-        message = str(first["msg"]).removeprefix("Value error, ")
-        raise ConfigImportError(f"config gives an invalid shape: {field}: {message}") from None
+        problem = from_validation_error(err, ModelShape)
+        raise ConfigImportError(f"config gives an invalid shape: {problem.describe()}") from None

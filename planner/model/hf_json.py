@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from planner.errors import PlannerError
+
 MAX_CONFIG_BYTES = 1_000_000  # real configs are a few kB; a megabyte leaves room for long rope tables
 MAX_NESTING = 20  # real configs nest 3-4 levels (text_config -> rope_scaling -> ...)
 MAX_COUNT = (
@@ -21,8 +23,14 @@ MISSING = object()
 _STRING_LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
-class ConfigImportError(ValueError):
-    """The config cannot be turned into a shape; the message names the key or position at fault."""
+class ConfigImportError(PlannerError):
+    """The config cannot be turned into a shape: a bad `model_shape`; the problem names the key at fault."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__("model_shape", problem)
+
+    def __str__(self) -> str:  # the problem names the config key; a surface adds its own name (describe)
+        return self.describe("")
 
 
 def _decode(text: str | bytes) -> str:

@@ -9,6 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from planner.errors import PlannerError
+
 MlpKind = Literal["gelu", "swiglu"]  # 2-matrix (up, down) or 3-matrix gated (gate, up, down)
 NormKind = Literal["layernorm", "rmsnorm"]
 
@@ -48,13 +50,24 @@ class ModelShape(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> ModelShape:
         if self.n_kv_heads > self.n_heads:
-            raise ValueError("n_kv_heads must not exceed n_heads")
+            raise PlannerError(
+                "n_kv_heads", "must not exceed n_heads", value=self.n_kv_heads, related=("n_heads",)
+            )
         if self.n_heads % self.n_kv_heads:
-            raise ValueError("n_heads must be a multiple of n_kv_heads")
+            raise PlannerError(
+                "n_heads", "must be a multiple of n_kv_heads", value=self.n_heads, related=("n_kv_heads",)
+            )
         if self.n_experts and not 1 <= self.n_experts_active <= self.n_experts:
-            raise ValueError("n_experts_active must be between 1 and n_experts")
+            raise PlannerError(
+                "n_experts_active",
+                "must be between 1 and n_experts",
+                value=self.n_experts_active,
+                related=("n_experts",),
+            )
         if self.n_dense_layers > self.n_layers:
-            raise ValueError("n_dense_layers must not exceed n_layers")
+            raise PlannerError(
+                "n_dense_layers", "must not exceed n_layers", value=self.n_dense_layers, related=("n_layers",)
+            )
         return self
 
     @property

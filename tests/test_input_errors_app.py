@@ -1,0 +1,28 @@
+"""Rejected input in the app names the widget by the label shown on screen (AppTest), and keeps the old value."""
+
+from __future__ import annotations
+
+from ui.state import NOTICES_KEY, SCENARIO_KEY
+
+
+def told(at) -> list[str]:
+    """Notices shown as warnings, and any still queued for the next run."""
+    return [w.value for w in at.warning] + list(at.session_state[NOTICES_KEY])
+
+
+def test_a_bad_gpu_count_names_the_sidebar_widget(app):
+    app.switch_page("app_pages/compute.py").run()
+    app.number_input(key="w.tp").set_value(4).run()
+    app.number_input(key="w.n_gpus").set_value(6).run()
+    assert not app.exception
+    assert "Number of GPUs: must be a multiple of tp x pp x cp = 4 (got 6)" in told(app)
+    assert app.session_state[SCENARIO_KEY].n_gpus == 8  # the previous valid value stays
+
+
+def test_a_rule_broken_from_another_widget_names_that_widget_and_the_input_it_is_about(app):
+    app.switch_page("app_pages/compute.py").run()
+    app.number_input(key="w.tp").set_value(3).run()
+    assert not app.exception
+    assert "Tensor parallel: Number of GPUs must be a multiple of tp x pp x cp = 3 (got 8)" in told(app)
+    assert app.session_state[SCENARIO_KEY].tp == 1
+    assert not any("n_gpus:" in text or text.startswith("tp:") for text in told(app))

@@ -252,7 +252,7 @@ def csv_section(named: dict[str, Scenario]) -> None:
     st.subheader("Files")
     st.download_button(
         "Download all as CSV",
-        data=scenarios_to_csv(named, results_for(named)) if named else "",
+        data=scenarios_to_csv(named, results_for(named), catalogs()) if named else "",
         file_name="scenarios.csv",
         mime="text/csv",
         disabled=not named,

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from streamlit.testing.v1 import AppTest
 
 import planner.inputs.query
+from planner.catalogue.catalog import default_catalogs
 from planner.inputs.scenario import Scenario
 from ui.state import NOTICES_KEY, SAVED_KEY, SCENARIO_KEY
 
@@ -277,7 +278,7 @@ def _formats_as(widget: Any, value: Any) -> str | None:
 
 def _raw_candidates(field: str) -> list[Any]:
     """Values a `w.<field>` selectbox may hold: a Literal's choices, ZeRO stages, catalogue names."""
-    from planner.catalogue.catalog import default_catalogs, snapshot_ids
+    from planner.catalogue.catalog import default_catalogs
 
     annotation = _base_type(field)
     if get_origin(annotation) is Literal:
@@ -286,7 +287,7 @@ def _raw_candidates(field: str) -> list[Any]:
     known: dict[str, list[Any]] = {
         "zero_stage": [0, 1, 2, 3],
         "region": cats.grid["region"].to_list(),
-        "snapshot": ["", *snapshot_ids(cats.prices)],
+        "snapshot": ["", *cats.snapshot_ids()],
     }
     return known.get(field, [])
 
@@ -503,7 +504,7 @@ def test_formula_names_survive_a_scenarios_csv_round_trip_as_text() -> None:
         "+1-1": Scenario(n_gpus=16),
         "@SUM(A1)": Scenario(),
     }
-    text = scenarios_to_csv(hostile)
+    text = scenarios_to_csv(hostile, None, default_catalogs())
     for line in text.splitlines()[1:]:
         assert line[0] not in "=+-@\t\r", line[:40]
     at = new_app()
@@ -513,7 +514,7 @@ def test_formula_names_survive_a_scenarios_csv_round_trip_as_text() -> None:
     at.button(key="scn.import").click().run()
     assert_healthy(at, "import")
     assert set(at.session_state[SAVED_KEY]) == set(hostile)
-    assert read_scenarios_csv(text).scenarios == hostile
+    assert read_scenarios_csv(text, default_catalogs()).scenarios == hostile
 
 
 def _team_uploader(at: AppTest, kind: str) -> Any:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from planner.catalogue.catalog import default_catalogs
 from planner.catalogue.models import find_model, load_model_presets
 from planner.estimate import estimate
 from planner.inputs.safe_csv import FORMULA_PREFIXES
@@ -80,7 +81,7 @@ def _file(header: str, *rows: str) -> bytes:
 
 def test_round_trip_restores_identical_scenarios_in_order():
     saved = odd_scenarios()
-    result = read_scenarios_csv(scenarios_to_csv(saved))
+    result = read_scenarios_csv(scenarios_to_csv(saved, None, default_catalogs()), default_catalogs())
     assert result.problems == []
     assert result.notices == []
     assert result.scenarios == saved
@@ -89,31 +90,31 @@ def test_round_trip_restores_identical_scenarios_in_order():
 
 def test_round_trip_through_bytes_with_bom_and_crlf_as_excel_writes_it():
     saved = odd_scenarios()
-    text = scenarios_to_csv(saved).replace("\n", "\r\n")
+    text = scenarios_to_csv(saved, None, default_catalogs()).replace("\n", "\r\n")
     # Embedded newlines are absent (names forbid them, JSON is compact), so this rewrites only row ends.
-    result = read_scenarios_csv(b"\xef\xbb\xbf" + text.encode())
+    result = read_scenarios_csv(b"\xef\xbb\xbf" + text.encode(), default_catalogs())
     assert result.problems == [] and result.scenarios == saved
 
 
 def test_header_is_name_then_every_input_then_results():
-    header = _cells(scenarios_to_csv({"a": Scenario()}))[0]
+    header = _cells(scenarios_to_csv({"a": Scenario()}, None, default_catalogs()))[0]
     assert header == ["name", *Scenario.model_fields, *RESULT_COLUMNS]
     assert set(INPUT_COLUMNS) == set(Scenario.model_fields)
 
 
 def test_no_written_cell_starts_like_a_formula():
-    for row in _cells(scenarios_to_csv(odd_scenarios()))[1:]:
+    for row in _cells(scenarios_to_csv(odd_scenarios(), None, default_catalogs()))[1:]:
         for cell in row:
             assert not cell.startswith(FORMULA_PREFIXES), cell
 
 
 def test_formula_name_is_written_with_a_leading_quote():
-    rows = _cells(scenarios_to_csv({"=1+1": Scenario()}))
+    rows = _cells(scenarios_to_csv({"=1+1": Scenario()}, None, default_catalogs()))
     assert rows[1][0] == "'=1+1"
 
 
 def test_none_is_written_as_an_empty_cell_and_shape_as_json():
-    header, *body = _cells(scenarios_to_csv(odd_scenarios()))
+    header, *body = _cells(scenarios_to_csv(odd_scenarios(), None, default_catalogs()))
     rows = {row[0]: dict(zip(header, row, strict=True)) for row in body}
     assert rows["plain"]["params_b"] == "" and rows["plain"]["model_shape"] == ""
     assert rows['say "hello"']["model_shape"].startswith('{"name":"=my fine-tune, v2"')
@@ -122,9 +123,9 @@ def test_none_is_written_as_an_empty_cell_and_shape_as_json():
 
 def test_results_match_the_estimate_to_six_digits():
     scenario = Scenario(gpu="H200 SXM", n_gpus=16)
-    rows = _cells(scenarios_to_csv({"a": scenario}))
+    rows = _cells(scenarios_to_csv({"a": scenario}, None, default_catalogs()))
     cells = dict(zip(rows[0], rows[1], strict=True))
-    est = estimate(scenario)
+    est = estimate(scenario, default_catalogs())
     for column in (
         "wall_clock_h",
         "device_hours",
@@ -140,19 +141,20 @@ def test_results_match_the_estimate_to_six_digits():
 
 
 def test_precomputed_results_are_used_as_given():
-    rows = _cells(scenarios_to_csv({"a": Scenario()}, results={"a": {"cost_usd": 12.5, "fits_vram": False}}))
+    results = {"a": {"cost_usd": 12.5, "fits_vram": False}}
+    rows = _cells(scenarios_to_csv({"a": Scenario()}, results, default_catalogs()))
     cells = dict(zip(rows[0], rows[1], strict=True))
     assert (cells["cost_usd"], cells["fits_vram"], cells["wall_clock_h"]) == ("12.5", "false", "")
 
 
 def test_result_columns_are_ignored_on_read():
-    text = scenarios_to_csv({"a": Scenario(n_gpus=16)})
+    text = scenarios_to_csv({"a": Scenario(n_gpus=16)}, None, default_catalogs())
     header, row = _cells(text)
     row[header.index("cost_usd")] = "not a number"
     row[header.index("fits_vram")] = "maybe"
     buffer = io.StringIO()
     csv.writer(buffer).writerows([header, row])
-    assert read_scenarios_csv(buffer.getvalue()).scenarios == {"a": Scenario(n_gpus=16)}
+    assert read_scenarios_csv(buffer.getvalue(), default_catalogs()).scenarios == {"a": Scenario(n_gpus=16)}
 
 
 @given(st.text(max_size=30))
@@ -167,7 +169,9 @@ def test_any_valid_name_round_trips(name):
     name = name.strip()
     if name_problem(name):
         return
-    result = read_scenarios_csv(scenarios_to_csv({name: Scenario()}))
+    result = read_scenarios_csv(
+        scenarios_to_csv({name: Scenario()}, None, default_catalogs()), default_catalogs()
+    )
     assert list(result.scenarios) == [name], result.problems
 
 
@@ -175,7 +179,7 @@ def test_any_valid_name_round_trips(name):
 
 
 def test_minimal_file_fills_missing_inputs_with_defaults_and_says_so():
-    result = read_scenarios_csv(_file("name,n_gpus,notes", "small,16,try this first"))
+    result = read_scenarios_csv(_file("name,n_gpus,notes", "small,16,try this first"), default_catalogs())
     assert result.problems == []
     assert result.scenarios == {"small": Scenario(n_gpus=16)}
     assert any("notes" in notice and "Ignored" in notice for notice in result.notices)
@@ -185,7 +189,7 @@ def test_minimal_file_fills_missing_inputs_with_defaults_and_says_so():
 def test_spreadsheet_habits_are_accepted():
     # Excel upper-cases booleans, pads cells with spaces and leaves rows of empty cells at the end.
     result = read_scenarios_csv(
-        _file("name,packing,flash_attention,n_gpus", " a ,FALSE, TRUE , 16", ",,,", "")
+        _file("name,packing,flash_attention,n_gpus", " a ,FALSE, TRUE , 16", ",,,", ""), default_catalogs()
     )
     assert result.problems == []
     assert result.scenarios == {"a": Scenario(packing=False, flash_attention=True, n_gpus=16)}
@@ -195,14 +199,14 @@ def test_row_numbers_count_records_not_lines():
     # A quoted cell spanning three lines is still one spreadsheet row.
     shape_json = '"{\n""name"": ""x"",\n""vocab_size"": 0}"'
     data = _file("name,model,model_shape,n_gpus", f"a,,{shape_json},8", "b,,,0")
-    problems = read_scenarios_csv(data).problems
+    problems = read_scenarios_csv(data, default_catalogs()).problems
     assert problems[0].startswith("Row 2, column model_shape:")
     assert problems[1].startswith("Row 3, column n_gpus:")
 
 
 def test_every_bad_row_is_reported_and_good_rows_are_counted():
     data = _file("name,n_gpus,tp", "ok1,8,1", "bad1,0,1", "ok2,16,2", "bad2,6,4")
-    result = read_scenarios_csv(data)
+    result = read_scenarios_csv(data, default_catalogs())
     assert [p.split(",")[0] for p in result.problems] == ["Row 3", "Row 5"]
     assert list(result.scenarios) == ["ok1", "ok2"]  # for "2 rows were fine"; the caller saves nothing
 
@@ -266,7 +270,7 @@ BAD_FILES = [
 
 @pytest.mark.parametrize(("data", "expected"), BAD_FILES)
 def test_bad_file_is_explained(data, expected):
-    result = read_scenarios_csv(data)
+    result = read_scenarios_csv(data, default_catalogs())
     assert result.problems, "a bad file must report a problem"
     message = result.problems[0]
     for part in expected:
@@ -274,7 +278,9 @@ def test_bad_file_is_explained(data, expected):
 
 
 def test_several_errors_in_one_row_are_counted():
-    message = read_scenarios_csv(_file("name,n_gpus,mfu,method", "a,0,7,dora")).problems[0]
+    message = read_scenarios_csv(_file("name,n_gpus,mfu,method", "a,0,7,dora"), default_catalogs()).problems[
+        0
+    ]
     assert message.startswith("Row 2, column n_gpus:")
     assert "and 2 more problems in this row" in message
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
+from planner.catalogue.catalog import default_catalogs
 from planner.catalogue.models import find_model, load_model_presets
 from planner.inputs.scenario import Scenario
 from planner.inputs.scenario_io import scenarios_to_csv
@@ -81,7 +82,7 @@ def test_save_download_clear_upload_restores_identical_scenarios(page, monkeypat
     page.run()
     assert page.download_button(key="scn.download").label == "Download all as CSV"
     data = captured[-1]
-    assert data.decode() == scenarios_to_csv(ODD)
+    assert data.decode() == scenarios_to_csv(ODD, None, default_catalogs())
     assert data.startswith(b"name,") and b"'=SUM(A1)" in data  # the formula name is neutralised
 
     page.session_state[SAVED_KEY] = {}
@@ -176,7 +177,9 @@ def test_bad_upload_explains_and_keeps_saved(page, data, expected):
 
 def test_good_upload_with_a_clash_says_what_it_replaces_and_adds(page):
     save_as(page, "shared")
-    data = scenarios_to_csv({"shared": Scenario(n_gpus=64), "new": Scenario(epochs=1)})
+    data = scenarios_to_csv(
+        {"shared": Scenario(n_gpus=64), "new": Scenario(epochs=1)}, None, default_catalogs()
+    )
     uploader(page).upload("mine.csv", data.encode(), "text/csv")
     page.run()
     assert any("1 will replace saved ones with the same name: shared" in t for t in texts(page.markdown))

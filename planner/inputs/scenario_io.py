@@ -89,7 +89,7 @@ def unguard_cell(text: str) -> str:
 # ------------------------------------------------------------------------------------------------- writing
 
 
-def headline_results(scenario: Scenario, catalogs: Catalogs | None = None) -> dict[str, Any]:
+def headline_results(scenario: Scenario, catalogs: Catalogs) -> dict[str, Any]:
     """The result columns for one scenario; an estimate that fails leaves them empty and says why."""
     try:
         flat = estimate(scenario, catalogs).to_flat()
@@ -102,8 +102,8 @@ def headline_results(scenario: Scenario, catalogs: Catalogs | None = None) -> di
 
 def scenarios_to_csv(
     scenarios: Mapping[str, Scenario],
-    results: Mapping[str, Mapping[str, Any]] | None = None,
-    catalogs: Catalogs | None = None,
+    results: Mapping[str, Mapping[str, Any]] | None,
+    catalogs: Catalogs,
 ) -> str:
     """CSV text of the saved scenarios; `results` (by name) may carry already computed headline results."""
     buffer = io.StringIO()
@@ -142,7 +142,7 @@ def _result_text(value: Any) -> str:
 # ------------------------------------------------------------------------------------------------- reading
 
 
-def read_scenarios_csv(data: bytes | str, catalogs: Catalogs | None = None) -> ScenarioImport:
+def read_scenarios_csv(data: bytes | str, catalogs: Catalogs) -> ScenarioImport:
     """Parse a scenarios CSV. Reject the file whole when `problems` is not empty (module docstring)."""
     records, problem = _records(data)
     if problem:
@@ -224,7 +224,7 @@ def _header_notices(header: list[str]) -> list[str]:
 
 
 def _row(
-    cells: dict[str, str], row_number: int, catalogs: Catalogs | None
+    cells: dict[str, str], row_number: int, catalogs: Catalogs
 ) -> tuple[str, Scenario | None, str | None]:
     """(name, scenario or None, problem or None) for one data row."""
     name = unguard_cell(cells[NAME_COLUMN]).strip()

@@ -97,7 +97,11 @@ def test_two_rows_naming_one_bundled_gpu_are_rejected(tmp_path: Path) -> None:
 def test_uploads_follow_the_same_rule_over_the_team_data(tmp_path: Path) -> None:
     team = load_catalogs(overlay_dir=_team(tmp_path, {"name": "TeamChip 1", "aliases": "teamchip"}))
     upload = [
-        LayerFile("gpus.csv", _gpu_csv({"name": "teamchip", "aliases": "", "memory_gib": "12"}).encode(), "uploaded x.csv")
+        LayerFile(
+            "gpus.csv",
+            _gpu_csv({"name": "teamchip", "aliases": "", "memory_gib": "12"}).encode(),
+            "uploaded x.csv",
+        )
     ]
     merged = overlay(team, upload, UPLOAD)
     assert merged.gpu("TeamChip 1")["memory_gib"] == 12.0 and merged.gpu("teamchip")["origin"] == UPLOAD

@@ -69,8 +69,8 @@ def _constraints(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from planner.cli.main import load_scenario, render_records
     from planner.catalogue.catalog import catalogs_from_environment
+    from planner.cli.main import load_scenario, render_records
     from planner.decide.sweep import search
 
     constraints = _constraints(args)

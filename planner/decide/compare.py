@@ -44,6 +44,7 @@ SORT_METRICS: dict[str, tuple[str, bool]] = {
     "Throughput": ("tokens_per_s", True),
 }
 
+
 def candidate_gpu_counts(s: Scenario, max_gpus: int = MAX_GPUS) -> np.ndarray:
     """GPU counts tried for "fewest that fit": multiples of tp·pp·cp, as powers of two and as whole nodes.
 

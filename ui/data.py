@@ -35,7 +35,7 @@ from planner.catalogue.catalog import (
 )
 from planner.catalogue.catalog_overlay import TEAM_FILES
 from planner.catalogue.catalog_tables import MAX_SNAPSHOT_ID_CHARS, SNAPSHOT_ID
-from planner.catalogue.models import load_model_presets, preset_names
+from planner.catalogue.models import preset_names
 
 OVERLAY_ENV = DATA_DIR_ENV  # PLANNER_DATA_DIR, read by planner.catalogue.catalog.catalogs_from_environment
 RECHECK_S = 5.0  # the team folder may look this stale; re-stating a handful of files costs well under 1 ms
@@ -115,7 +115,7 @@ def clear_data_cache() -> None:
 
 @st.cache_resource(show_spinner=False)
 def model_names() -> list[str]:
-    return preset_names(load_model_presets())
+    return preset_names(default_catalogs().models)  # presets are bundled only: no team or upload layer
 
 
 # --- the team folder -----------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from planner.catalogue.catalog import (
     load_catalogs,
     overlay,
 )
+from planner.inputs.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = default_catalogs()
@@ -165,3 +166,16 @@ def test_cli_with_a_bad_team_folder_exits_2_with_one_line(tmp_path: Path) -> Non
         and f"{DATA_DIR_ENV}=" in missing.stderr
         and "no such folder" in missing.stderr
     )
+
+
+def test_memory_fixes_are_judged_against_the_team_vram(tmp_path: Path) -> None:
+    """The Memory page's fixes use the session's catalogues, not the bundled VRAM (issue 13, point 3)."""
+    from planner.decide.explore import suggest_fixes
+    from planner.resolve import resolve
+
+    team = load_catalogs(overlay_dir=_team(tmp_path, {"name": "H100 SXM", "memory_gib": "4000"}))
+    s = Scenario(model="Llama 3.1 70B", n_gpus=1, gpu="H100 SXM")
+    on_team = suggest_fixes(resolve(s, team), team)
+    on_bundled = suggest_fixes(resolve(s, BUNDLED), BUNDLED)
+    assert [fix.label for fix in on_team] and all(fix.fits for fix in on_team)  # 4,000 GiB holds every fix
+    assert not all(fix.fits for fix in on_bundled)  # 79.65 GiB does not hold a 70B model's full training

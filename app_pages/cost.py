@@ -5,7 +5,6 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from planner.catalogue.cached_lookup import lookup_snapshot_ids
 from planner.formulas.cost import EXPERIMENTS_MULTIPLIER_GUIDANCE
 from ui import charts
 from ui import format as fmt
@@ -24,7 +23,7 @@ PRICING_LABELS = {
 }
 
 st.title("Cost")
-snapshots = lookup_snapshot_ids(catalogs().prices)
+snapshots = catalogs().snapshot_ids()
 left, right = st.columns(2)
 with left:
     bound(

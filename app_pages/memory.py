@@ -16,6 +16,7 @@ from ui.blocks import (
     model_note,
     unavailable_notes,
 )
+from ui.data import catalogs
 from ui.estimate_cache import current_or_stop
 from ui.methods_link import methods_link
 from ui.state import bound, scenario
@@ -141,7 +142,7 @@ unavailable_notes(est)
 
 if est.fits_vram is False:
     st.subheader("Ways to make it fit")
-    for fix in suggest_fixes(resolved):
+    for fix in suggest_fixes(resolved, catalogs()):
         icon = ":material/check_circle:" if fix.fits else ":material/cancel:"
         st.markdown(
             f"{icon} **{fix.label}**: {fmt.gib(fix.peak_gib)} per GPU, "

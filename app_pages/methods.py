@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.catalogue.catalog import latest_snapshot_id
 from planner.inputs.scenario import Scenario
 from ui.data import catalogs, session_uploads, team_data
 from ui.methods_data import (
@@ -190,7 +189,7 @@ def accuracy() -> None:
 
 def version() -> None:
     cats = catalogs()
-    chosen = scenario().snapshot or latest_snapshot_id(cats.prices)
+    chosen = scenario().snapshot or cats.latest_snapshot()
     team = team_data()
     lines = [
         f"- App version: **{app_version()}**",

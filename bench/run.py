@@ -1,9 +1,8 @@
 """Benchmarks: prints ONE JSON object with the figures the targets are set on (`make bench`).
 
 - estimate_ms: median of one warm `estimate(Scenario())` (300 repeats).
-- compare_ms: median of one whole-catalogue `compare_gpus(Scenario())`, warm — as on a page rerun where the
-  GPU-dependent inputs did not change, so the per-GPU columns come from compare's memo; compare_cold_ms
-  clears that memo before each call (the first rerun after a precision, price or method change).
+- compare_ms: median of one whole-catalogue `compare_gpus(Scenario())` (60 repeats). There is no memo: every
+  call builds each GPU's columns from the catalogues' name indexes, as a page rerun does.
 - page_rerun_ms: for every page registered in app.py, an AppTest of the whole app switched to that page, then
   the median time of a full rerun after setting the sidebar's epochs input to a value it has not had before in
   that session (4, 5, 6, ...: 24 reruns after 3 warm-up ones), so no per-scenario memo can answer a rerun
@@ -36,7 +35,6 @@ sys.path.insert(0, str(ROOT))
 
 N_ESTIMATE = 300
 N_COMPARE = 60
-N_COMPARE_COLD = 20
 N_RERUNS = 24
 N_WARMUP_RERUNS = 3
 SIDEBAR_INPUT, FLOOR_INPUT = "w.epochs", "epochs"
@@ -58,15 +56,15 @@ def median_ms(call: Callable[[], Any], repeats: int, before_each: Callable[[], A
 
 
 def library_figures() -> dict[str, float]:
-    from planner.decide.compare import clear_cache, compare_gpus
+    from planner.catalogue.catalog import default_catalogs
+    from planner.decide.compare import compare_gpus
     from planner.estimate import estimate
     from planner.inputs.scenario import Scenario
 
-    scenario = Scenario()
+    scenario, cats = Scenario(), default_catalogs()
     return {
-        "estimate_ms": median_ms(lambda: estimate(scenario), N_ESTIMATE),
-        "compare_ms": median_ms(lambda: compare_gpus(scenario), N_COMPARE),
-        "compare_cold_ms": median_ms(lambda: compare_gpus(scenario), N_COMPARE_COLD, before_each=clear_cache),
+        "estimate_ms": median_ms(lambda: estimate(scenario, cats), N_ESTIMATE),
+        "compare_ms": median_ms(lambda: compare_gpus(scenario, cats), N_COMPARE),
     }
 
 

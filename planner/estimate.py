@@ -26,7 +26,7 @@ def row(columns: dict[str, Any], index: int) -> dict[str, float]:
     }
 
 
-def estimate(scenario: Scenario, catalogs: Catalogs | None = None) -> Estimate:
+def estimate(scenario: Scenario, catalogs: Catalogs) -> Estimate:
     return estimate_resolved(resolve(scenario, catalogs))
 
 

@@ -10,17 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import polars as pl
-
-from planner.catalogue.cached_lookup import (
-    lookup_efficiency,
-    lookup_gpu,
-    lookup_gpu_price,
-    lookup_model,
-    lookup_pricing_discount,
-    lookup_region,
-)
-from planner.catalogue.catalog import Catalogs, default_catalogs, peak_rate
+from planner.catalogue.catalog import Catalogs, peak_rate
 from planner.catalogue.efficiency import precision_class
 from planner.formulas.cost import resolve_rate
 from planner.formulas.recipes import METHOD_CODES, RECOMPUTE_CODES, recipe_bytes_per_param
@@ -57,12 +47,12 @@ class Resolved:
     unavailable: dict[str, str] = field(default_factory=dict)
 
 
-def model_shape(scenario: Scenario, presets: pl.DataFrame) -> ModelShape | None:
+def model_shape(scenario: Scenario, cats: Catalogs) -> ModelShape | None:
     if scenario.model_shape is not None:
         return scenario.model_shape
     if scenario.model == CUSTOM_MODEL:
         return None
-    return lookup_model(presets, scenario.model)
+    return cats.model(scenario.model)
 
 
 def _model_columns(
@@ -190,8 +180,8 @@ def gpu_columns(s: Scenario, gpu: dict[str, Any], cats: Catalogs, n_active_param
     rate = peak_rate(gpu, s.precision)
     catalog_peak = rate.tflops
     peak_tflops = s.peak_tflops if s.peak_tflops is not None else catalog_peak
-    low, typical, high = lookup_efficiency(
-        cats.efficiency, str(gpu["generation"]), n_active_params, s.method, precision_class(s.precision)
+    low, typical, high = cats.efficiency_band(
+        str(gpu["generation"]), n_active_params, s.method, precision_class(s.precision)
     )
     chosen = {"low": low, "typical": typical, "high": high}[s.efficiency_band]
     own = s.mfu is not None
@@ -214,8 +204,8 @@ def gpu_columns(s: Scenario, gpu: dict[str, Any], cats: Catalogs, n_active_param
 
 
 def _price_band(s: Scenario, gpu: dict[str, Any], cats: Catalogs) -> dict[str, Any]:
-    row = lookup_gpu_price(cats.prices, str(gpu["name"]), s.snapshot or None)
-    discount = lookup_pricing_discount(cats.pricing_modes, s.pricing)
+    row = cats.price(str(gpu["name"]), s.snapshot or None)
+    discount = cats.pricing_mode(s.pricing)
     median = None if row is None else row["usd_per_gpu_hour_median"]
     if s.usd_per_gpu_hour is None and median is None:
         band = resolve_rate(None, NAN)
@@ -241,13 +231,12 @@ def _price_band(s: Scenario, gpu: dict[str, Any], cats: Catalogs) -> dict[str, A
     }
 
 
-def resolve(s: Scenario, cats: Catalogs | None = None) -> Resolved:
+def resolve(s: Scenario, cats: Catalogs) -> Resolved:
     """Look everything up once; raises ValueError (naming the field) for unknown names."""
-    cats = default_catalogs() if cats is None else cats
-    shape = model_shape(s, cats.models)
+    shape = model_shape(s, cats)
     model_cols, counts = _model_columns(s, shape)
-    gpu = lookup_gpu(cats.gpus, s.gpu)
-    region = lookup_region(cats.grid, s.region)
+    gpu = cats.gpu(s.gpu)
+    region = cats.region(s.region)
     hw = gpu_columns(s, gpu, cats, model_cols["n_active_params"])
     columns = {
         **model_cols,

@@ -17,20 +17,16 @@ import pytest
 
 from planner.catalogue.catalog import (
     DATA_DIR,
+    UPLOAD,
     CatalogError,
     Catalogs,
+    LayerFile,
     UnknownNameError,
-    find_gpu,
-    find_region,
-    gpu_price,
-    latest_snapshot_id,
+    default_catalogs,
     load_catalogs,
-    load_gpus_csv,
-    load_prices_csv,
+    overlay,
     peak_rate,
     peak_tflops,
-    pricing_discount,
-    snapshot_ids,
 )
 from planner.catalogue.catalog_schema import GPUS, GRID, PRICES, PUE, STORAGE, TFLOPS_COLUMNS
 
@@ -88,7 +84,7 @@ def test_every_row_has_source_and_date(cats: Catalogs) -> None:
     ],
 )
 def test_golden_spec_figures(cats: Catalogs, gpu: str, column: str, expected: float) -> None:
-    assert find_gpu(cats.gpus, gpu)[column] == pytest.approx(expected, rel=1e-3)
+    assert cats.gpu(gpu)[column] == pytest.approx(expected, rel=1e-3)
 
 
 def test_rates_are_ordered_like_the_hardware(cats: Catalogs) -> None:
@@ -105,8 +101,8 @@ def test_rates_are_ordered_like_the_hardware(cats: Catalogs) -> None:
 
 
 def test_price_snapshots(cats: Catalogs) -> None:
-    ids = snapshot_ids(cats.prices)
-    assert len(ids) >= 3 and ids == sorted(ids) and latest_snapshot_id(cats.prices) == "2026-11-09"
+    ids = cats.snapshot_ids()
+    assert len(ids) >= 3 and ids == sorted(ids) and cats.latest_snapshot() == "2026-11-09"
     assert set(cats.prices["gpu"]) <= set(cats.gpus["name"])
     banded = cats.prices.filter(pl.col("usd_per_gpu_hour_low").is_not_null())
     assert (banded["usd_per_gpu_hour_low"] <= banded["usd_per_gpu_hour_median"]).all()
@@ -116,20 +112,20 @@ def test_price_snapshots(cats: Catalogs) -> None:
 
 def test_h100_price_trend(cats: Catalogs) -> None:
     """cloud-gpus medians 4.25 (2023-Q1), 2.95 (2025-Q3); late-2026 list median 3.93, n=12 (§2.3, §2.4)."""
-    series = [gpu_price(cats.prices, "H100 SXM", snap) for snap in ("2023-03-31", "2025-09-30", "2026-11-09")]
+    series = [cats.price("H100 SXM", snap) for snap in ("2023-03-31", "2025-09-30", "2026-11-09")]
     assert [row["usd_per_gpu_hour_median"] for row in series if row] == [4.25, 2.95, 3.93]
     assert series[2]["n_providers"] == 12
 
 
 def test_pricing_modes(cats: Catalogs) -> None:
-    assert pricing_discount(cats.pricing_modes, "on_demand")["discount_frac"] == 0.0
+    assert cats.pricing_mode("on_demand")["discount_frac"] == 0.0
     # median of ten observed spot discounts: (0.42 + 0.50) / 2 (pricing_modes.csv note, §2.5)
-    assert pricing_discount(cats.pricing_modes, "spot")["discount_frac"] == pytest.approx(0.46)
+    assert cats.pricing_mode("spot")["discount_frac"] == pytest.approx(0.46)
     typical = cats.pricing_modes["discount_frac"]
     assert (cats.pricing_modes["discount_frac_low"] <= typical).all()
     assert (typical <= cats.pricing_modes["discount_frac_high"]).all()
     with pytest.raises(UnknownNameError, match="spot"):
-        pricing_discount(cats.pricing_modes, "spott")
+        cats.pricing_mode("spott")
 
 
 @pytest.mark.parametrize(
@@ -148,7 +144,7 @@ def test_pricing_modes(cats: Catalogs) -> None:
     ],
 )
 def test_grid_regions(cats: Catalogs, region: str, g_co2e_per_kwh: float) -> None:
-    assert find_region(cats.grid, region)["g_co2e_per_kwh"] == pytest.approx(g_co2e_per_kwh)
+    assert cats.region(region)["g_co2e_per_kwh"] == pytest.approx(g_co2e_per_kwh)
 
 
 def test_grid_covers_many_regions(cats: Catalogs) -> None:
@@ -182,12 +178,12 @@ def test_pue_and_storage_presets(cats: Catalogs) -> None:
     ],
 )
 def test_gpu_aliases(cats: Catalogs, query: str, name: str) -> None:
-    assert find_gpu(cats.gpus, query)["name"] == name
+    assert cats.gpu(query)["name"] == name
 
 
 def test_unknown_gpu_lists_the_closest_names(cats: Catalogs) -> None:
     with pytest.raises(UnknownNameError) as caught:
-        find_gpu(cats.gpus, "H1OO SXM")
+        cats.gpu("H1OO SXM")
     assert isinstance(caught.value, ValueError)
     assert "closest matches: H100 SXM" in str(caught.value)
     assert str(caught.value).count(",") == 2  # three names
@@ -208,28 +204,28 @@ def test_unknown_gpu_lists_the_closest_names(cats: Catalogs) -> None:
     ],
 )
 def test_peak_rate_by_precision(cats: Catalogs, gpu: str, precision: str, tflops, column) -> None:
-    rate = peak_rate(find_gpu(cats.gpus, gpu), precision)
+    rate = peak_rate(cats.gpu(gpu), precision)
     assert (rate.tflops, rate.column) == (tflops, column)
-    assert peak_tflops(find_gpu(cats.gpus, gpu), precision) == tflops
+    assert peak_tflops(cats.gpu(gpu), precision) == tflops
     fell_back = column is None or column != f"tflops_{precision.split('_')[0]}"
     assert bool(rate.note) == (fell_back or precision == "fp32")
 
 
 def test_gpu_price_falls_back_to_an_earlier_snapshot(cats: Catalogs) -> None:
-    row = gpu_price(cats.prices, "A10", "2026-05-20")  # 2026-05-20 has no A10; 2025-Q3 median 0.75
+    row = cats.price("A10", "2026-05-20")  # 2026-05-20 has no A10; 2025-Q3 median 0.75
     assert row is not None
     assert (row["usd_per_gpu_hour_median"], row["snapshot"], row["is_fallback"]) == (0.75, "2025-09-30", True)
-    assert gpu_price(cats.prices, "TPU v4", "") is None  # TPU prices in the reference are undated
-    assert gpu_price(cats.prices, "L4", "2023-03-31")["is_fallback"] is False
+    assert cats.price("TPU v4", "") is None  # TPU prices in the reference are undated
+    assert cats.price("L4", "2023-03-31")["is_fallback"] is False
     with pytest.raises(UnknownNameError, match="snapshot"):
-        gpu_price(cats.prices, "L4", "2019-01-01")
+        cats.price("L4", "2019-01-01")
 
 
 def test_region_lookup_refuses_to_guess(cats: Catalogs) -> None:
     with pytest.raises(UnknownNameError, match="us-east-1, us-east1"):
-        find_region(cats.grid, "us east 1")  # AWS us-east-1 (PJM) or GCP us-east1 (South Carolina)?
+        cats.region("us east 1")  # AWS us-east-1 (PJM) or GCP us-east1 (South Carolina)?
     with pytest.raises(UnknownNameError, match="closest matches"):
-        find_region(cats.grid, "mars-north-1")
+        cats.region("mars-north-1")
 
 
 # --- broken files ---------------------------------------------------------------------------------------
@@ -305,7 +301,7 @@ def test_bad_utf8_names_row_and_column(tmp_path: Path) -> None:
 )
 def test_upload_of_an_empty_or_malformed_gpu_file(content: bytes, words: str) -> None:
     with pytest.raises(CatalogError, match=words) as caught:
-        load_gpus_csv(content, "team")
+        _upload("gpus.csv", content)
     assert "uploaded gpus.csv" in str(caught.value)
 
 
@@ -313,19 +309,24 @@ def test_ragged_row_is_located(tmp_path: Path) -> None:
     text = (DATA_DIR / "gpus.csv").read_text(encoding="utf-8").splitlines()
     text[2] += ",extra"
     with pytest.raises(CatalogError, match=r"row 3, column .*cells but the header has"):
-        load_gpus_csv("\n".join(text).encode(), "team")
+        _upload("gpus.csv", "\n".join(text).encode())
 
 
-def test_price_upload_accepts_aliases_and_rejects_unknown_names(cats: Catalogs) -> None:
+def test_price_upload_accepts_aliases_and_rejects_unknown_names() -> None:
     header = "gpu,usd_per_gpu_hour_median,price_basis,source,as_of\n"
     good = (header + "h100,2.5,neocloud_list,our quote,2026-11-20\n").encode()
-    frame = load_prices_csv(good, "2026-11-20-team", "team", cats.gpus)
-    assert frame.row(0, named=True)["gpu"] == "H100 SXM" and frame["snapshot"][0] == "2026-11-20-team"
+    row = _upload("prices/2026-11-20-team.csv", good).price("H100 SXM", "2026-11-20-team")
+    assert (row["gpu"], row["usd_per_gpu_hour_median"], row["origin"]) == ("H100 SXM", 2.5, UPLOAD)
     bad = (header + "h100,2.5,neocloud_list,our quote,2026-11-20\nZ9000,1,index,x,2026-11-20\n").encode()
     with pytest.raises(CatalogError, match=r"row 3, column 'gpu': unknown GPU 'Z9000'"):
-        load_prices_csv(bad, "2026-11-20", "team", ["H100 SXM"])
+        _upload("prices/2026-11-20.csv", bad)
     with pytest.raises(CatalogError, match="must start with a date"):
-        load_prices_csv(good, "latest", "team", cats.gpus)
+        _upload("prices/latest.csv", good)
+
+
+def _upload(path: str, content: bytes) -> Catalogs:
+    """The bundled catalogues with one uploaded file over them (the overlay a session's upload goes through)."""
+    return overlay(default_catalogs(), [LayerFile(path, content, f"uploaded {Path(path).name}")], UPLOAD)
 
 
 # --- overlay --------------------------------------------------------------------------------------------
@@ -357,13 +358,13 @@ def test_overlay_adds_a_gpu_and_wins_on_a_duplicate(tmp_path: Path) -> None:
     )
     cats = load_catalogs(overlay_dir=team)
     assert cats.gpus.height == len(BRIEF_GPUS) + 1
-    h100 = find_gpu(cats.gpus, "h100")
+    h100 = cats.gpu("h100")
     assert (h100["memory_gib"], h100["origin"]) == (75.0, "team")
-    assert find_gpu(cats.gpus, "mychip")["tflops_bf16"] == 1234.0
-    assert find_gpu(cats.gpus, "B200")["origin"] == "bundled"
-    price = gpu_price(cats.prices, "H100 SXM", "")
+    assert cats.gpu("mychip")["tflops_bf16"] == 1234.0
+    assert cats.gpu("B200")["origin"] == "bundled"
+    price = cats.price("H100 SXM", "")
     assert (price["usd_per_gpu_hour_median"], price["origin"]) == (2.10, "team")
-    assert gpu_price(cats.prices, "B200", "")["origin"] == "bundled"  # the rest of the snapshot stays
+    assert cats.price("B200", "")["origin"] == "bundled"  # the rest of the snapshot stays
 
 
 def test_overlay_errors_name_the_overlay_file(tmp_path: Path) -> None:

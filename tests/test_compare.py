@@ -17,13 +17,11 @@ import pytest
 
 from planner.catalogue.catalog import DATA_DIR, default_catalogs, load_catalogs
 from planner.decide.compare import (
-    GPU_COLUMN_FIELDS,
     NO_PRICE,
     NO_RATE,
     SORT_METRICS,
     YOUR_FIGURES,
     candidate_gpu_counts,
-    clear_cache,
     compare_gpus,
     filter_rows,
     pareto_frontier,
@@ -31,7 +29,6 @@ from planner.decide.compare import (
 )
 from planner.estimate import estimate
 from planner.inputs.scenario import Scenario
-from planner.resolve import gpu_columns, resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,12 +92,12 @@ def one(frame: pl.DataFrame, gpu: str) -> dict[str, Any]:
 @pytest.mark.parametrize("gpu", GPUS)
 def test_row_equals_the_single_estimate(scenario_name: str, gpu: str) -> None:
     s = SCENARIOS[scenario_name]
-    frame = compare_gpus(s)
-    assert_row_matches(one(frame, gpu), estimate(s.updated(gpu=gpu)))
+    frame = compare_gpus(s, default_catalogs())
+    assert_row_matches(one(frame, gpu), estimate(s.updated(gpu=gpu), default_catalogs()))
 
 
 def test_every_catalogue_gpu_has_a_row_and_status_says_what_is_missing() -> None:
-    frame = compare_gpus(SCENARIOS["fp32_zero1"])
+    frame = compare_gpus(SCENARIOS["fp32_zero1"], default_catalogs())
     assert frame.height == default_catalogs().gpus.height
     assert sorted(frame["gpu"].to_list()) == sorted(default_catalogs().gpus["name"].to_list())
     no_rate = frame.filter(pl.col("status").str.contains(NO_RATE))["gpu"].to_list()
@@ -113,20 +110,20 @@ def test_every_catalogue_gpu_has_a_row_and_status_says_what_is_missing() -> None
 
 def test_overrides_apply_only_to_the_scenario_gpu() -> None:
     s = Scenario(gpu="h100", usd_per_gpu_hour=1.0, peak_tflops=500.0, vram_gib=40.0)
-    frame = compare_gpus(s)
+    frame = compare_gpus(s, default_catalogs())
     h100 = one(frame, "H100 SXM")  # the alias "h100" names the H100 SXM
     assert h100["is_scenario_gpu"] and YOUR_FIGURES in h100["status"]
     assert (h100["usd_per_gpu_hour"], h100["peak_tflops"], h100["memory_gib"]) == (1.0, 500.0, 40.0)
-    assert_row_matches(h100, estimate(s))
+    assert_row_matches(h100, estimate(s, default_catalogs()))
     catalogue_only = s.updated(usd_per_gpu_hour=None, peak_tflops=None, vram_gib=None)
     for gpu in ("A100 80GB SXM", "H200 SXM", "B200"):
         row = one(frame, gpu)
         assert not row["is_scenario_gpu"] and row["usd_per_gpu_hour"] != 1.0
-        assert_row_matches(row, estimate(catalogue_only.updated(gpu=gpu)))
+        assert_row_matches(row, estimate(catalogue_only.updated(gpu=gpu), default_catalogs()))
 
 
 def test_mfu_override_applies_to_every_gpu() -> None:
-    frame = compare_gpus(Scenario(mfu=0.3))
+    frame = compare_gpus(Scenario(mfu=0.3), default_catalogs())
     # With an end-to-end MFU and one node (no inter-node traffic), every GPU runs at exactly 0.3.
     assert frame.filter(pl.col("mfu").is_not_null())["mfu"].to_list() == pytest.approx([0.3] * frame.height)
 
@@ -141,25 +138,28 @@ def _fixed_batch(s: Scenario, n_gpus: int, gpu: str) -> Scenario:
 @pytest.mark.parametrize("scenario_name", ["default", "70b_lora_tp2"])
 def test_fewest_gpus_fit_and_one_step_fewer_does_not(scenario_name: str) -> None:
     s = SCENARIOS[scenario_name].updated(grad_accum=8)
-    frame = compare_gpus(s)
+    frame = compare_gpus(s, default_catalogs())
     counts = candidate_gpu_counts(s).astype(int).tolist()
     checked = 0
     for row in frame.iter_rows(named=True):
         fewest = row["min_gpus_to_fit"]
         if fewest is None:
-            assert estimate(_fixed_batch(s, counts[-1], row["gpu"])).fits_vram is False
+            assert estimate(_fixed_batch(s, counts[-1], row["gpu"]), default_catalogs()).fits_vram is False
             continue
-        assert estimate(_fixed_batch(s, fewest, row["gpu"])).fits_vram is True
+        assert estimate(_fixed_batch(s, fewest, row["gpu"]), default_catalogs()).fits_vram is True
         position = counts.index(fewest)
         if position > 0:
-            assert estimate(_fixed_batch(s, counts[position - 1], row["gpu"])).fits_vram is False
+            assert (
+                estimate(_fixed_batch(s, counts[position - 1], row["gpu"]), default_catalogs()).fits_vram
+                is False
+            )
             checked += 1
     assert checked >= 3, "the scenario should make several GPU types need more than the smallest count"
 
 
 def test_fewest_is_none_when_even_the_largest_count_does_not_fit() -> None:
     # 405B with ZeRO-0 replicates ~6.5 TB of model state on every GPU: no count helps.
-    frame = compare_gpus(Scenario(model="Llama 3.1 405B", zero_stage=0))
+    frame = compare_gpus(Scenario(model="Llama 3.1 405B", zero_stage=0), default_catalogs())
     assert frame["min_gpus_to_fit"].null_count() == frame.height
     assert not any(frame["fits_vram"].to_list())
 
@@ -182,35 +182,11 @@ def test_candidate_counts_keep_the_layout(s: Scenario, expected: list[int]) -> N
     assert gaps[counts[:-1] >= 256 * 2].max() <= 0.125 + 1e-9  # past 32 nodes: at most 12.5 % apart
 
 
-def test_gpu_column_cache_key_covers_every_field_gpu_columns_reads() -> None:
-    class Recorder:
-        def __init__(self, s: Scenario) -> None:
-            self.scenario, self.seen = s, set()
-
-        def __getattr__(self, name: str) -> Any:
-            self.seen.add(name)
-            return getattr(self.scenario, name)
-
-    cats = default_catalogs()
-    seen: set[str] = set()
-    for s in (
-        Scenario(),
-        Scenario(mfu=0.4, usd_per_gpu_hour=2.0, peak_tflops=100, vram_gib=10, pricing="spot"),
-    ):
-        n_active = resolve(s).columns["n_active_params"]
-        for row in cats.gpus.iter_rows(named=True):
-            recorder = Recorder(s)
-            gpu_columns(recorder, row, cats, n_active)  # type: ignore[arg-type]
-            seen |= recorder.seen
-    assert seen <= set(GPU_COLUMN_FIELDS), seen - set(GPU_COLUMN_FIELDS)
-
-
-def test_cached_columns_follow_the_scenario() -> None:
-    clear_cache()
-    on_demand = compare_gpus(Scenario())
-    spot = compare_gpus(Scenario(pricing="spot"))
+def test_gpu_columns_follow_the_scenario() -> None:
+    on_demand = compare_gpus(Scenario(), default_catalogs())
+    spot = compare_gpus(Scenario(pricing="spot"), default_catalogs())
     assert one(spot, "H100 SXM")["usd_per_gpu_hour"] < one(on_demand, "H100 SXM")["usd_per_gpu_hour"]
-    assert compare_gpus(Scenario()).equals(on_demand)
+    assert compare_gpus(Scenario(), default_catalogs()).equals(on_demand)
 
 
 def test_team_gpu_appears_with_its_origin(tmp_path) -> None:
@@ -238,7 +214,7 @@ def test_team_gpu_appears_with_its_origin(tmp_path) -> None:
 
 
 def test_filters_and_sorting() -> None:
-    frame = compare_gpus(Scenario())
+    frame = compare_gpus(Scenario(), default_catalogs())
     amd = filter_rows(frame, vendors=["AMD"])
     assert set(amd["vendor"]) == {"AMD"} and amd.height >= 3
     big = filter_rows(frame, min_memory_gib=100.0)
@@ -282,7 +258,7 @@ def test_pareto_toy_case() -> None:
 
 
 def test_pareto_on_the_comparison_never_marks_a_dominated_gpu() -> None:
-    frame = pareto_frontier(compare_gpus(Scenario()), among="fits_vram")
+    frame = pareto_frontier(compare_gpus(Scenario(), default_catalogs()), among="fits_vram")
     front = frame.filter(pl.col("on_frontier"))
     assert front.height >= 1
     for row in front.iter_rows(named=True):
@@ -318,7 +294,7 @@ def test_cli_json_is_the_comparison_with_quotes_for_the_scenario_gpu_only(tmp_pa
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
     assert isinstance(rows, list) and len(rows) == default_catalogs().gpus.height
-    expected = compare_gpus(Scenario(gpu="A100 80GB SXM", usd_per_gpu_hour=1.0, epochs=2))
+    expected = compare_gpus(Scenario(gpu="A100 80GB SXM", usd_per_gpu_hour=1.0, epochs=2), default_catalogs())
     by_gpu = {row["gpu"]: row for row in rows}
     for gpu in ("A100 80GB SXM", "H100 SXM", "MI300X"):
         assert by_gpu[gpu]["cost_usd"] == pytest.approx(one(expected, gpu)["cost_usd"], rel=1e-12)
@@ -341,7 +317,10 @@ def test_cli_csv_and_table_apply_the_filters() -> None:
     assert table.returncode == 0, table.stderr
     header, *lines = table.stdout.splitlines()
     assert header.split()[:3] == ["gpu", "vendor", "fits_vram"] and "cost_usd" in header
-    assert len(lines) == filter_rows(compare_gpus(Scenario(epochs=1)), priced_only=True).height
+    assert (
+        len(lines)
+        == filter_rows(compare_gpus(Scenario(epochs=1), default_catalogs()), priced_only=True).height
+    )
 
 
 def test_cli_bad_input_is_one_line_and_status_2() -> None:

@@ -135,7 +135,7 @@ def test_side_by_side_shows_up_to_four_gpus(compare):
 
 
 def test_chart_data_and_axes():
-    rows = pareto_frontier(compare_gpus(Scenario()), among="fits_vram").drop_nulls(
+    rows = pareto_frontier(compare_gpus(Scenario(), default_catalogs()), among="fits_vram").drop_nulls(
         ["cost_usd", "wall_clock_h"]
     )
     data = compare_charts.cost_vs_time_data(rows)

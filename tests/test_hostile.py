@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from streamlit.testing.v1 import AppTest
 
 import planner.inputs.query
+from planner.catalogue.catalog import default_catalogs
 from planner.inputs.scenario import Scenario
 from ui.state import NOTICES_KEY, SAVED_KEY, SCENARIO_KEY
 
@@ -280,7 +281,6 @@ def _formats_as(widget: Any, value: Any) -> str | None:
 
 def _raw_candidates(field: str) -> list[Any]:
     """Values a `w.<field>` selectbox may hold: a Literal's choices, ZeRO stages, catalogue names."""
-    from planner.catalogue.catalog import default_catalogs, snapshot_ids
 
     annotation = _base_type(field)
     if get_origin(annotation) is Literal:
@@ -289,7 +289,7 @@ def _raw_candidates(field: str) -> list[Any]:
     known: dict[str, list[Any]] = {
         "zero_stage": [0, 1, 2, 3],
         "region": cats.grid["region"].to_list(),
-        "snapshot": ["", *snapshot_ids(cats.prices)],
+        "snapshot": ["", *cats.snapshot_ids()],
     }
     return known.get(field, [])
 

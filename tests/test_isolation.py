@@ -45,10 +45,6 @@ ALLOWED_SHARED = {
     ("ui/data.py", "_stamps"): "file stamps of the team folder, the same for every session",
     ("ui/data.py", "_team"): "the team folder's catalogues, the same for every session",
     ("ui/data.py", "_merged"): "content-addressed by the SHA-256 of the uploads: a session only gets its own",
-    (
-        "planner/decide/compare.py",
-        "_GPU_CACHE",
-    ): "memo keyed by the catalogue object and every input it reads",
 }
 
 

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from planner.catalogue.catalog import default_catalogs
 from planner.estimate import estimate
 from planner.inputs.scenario import Scenario
 
@@ -93,15 +94,22 @@ def test_qlora_8b_on_one_24_gib_gpu_has_a_breakdown():
 
 def test_memory_shrinks_with_each_zero_stage_and_recompute_mode():
     base = Scenario(n_gpus=8)
-    peaks = [estimate(base.updated(zero_stage=z)).peak_gib_per_device for z in (0, 1, 2, 3)]
+    peaks = [
+        estimate(base.updated(zero_stage=z), default_catalogs()).peak_gib_per_device for z in (0, 1, 2, 3)
+    ]
     assert peaks == sorted(peaks, reverse=True)
-    acts = [estimate(base.updated(recompute=r)).activations_gib for r in ("none", "selective", "full")]
+    acts = [
+        estimate(base.updated(recompute=r), default_catalogs()).activations_gib
+        for r in ("none", "selective", "full")
+    ]
     assert acts[0] >= acts[1] >= acts[2]
 
 
 @pytest.mark.parametrize("field", ["micro_batch", "seq_len"])
 def test_memory_grows_with_micro_batch_and_sequence_length(field):
     base = Scenario(n_gpus=8, micro_batch=1, seq_len=2048)
-    small = estimate(base).peak_gib_per_device
-    large = estimate(base.updated(**{field: getattr(base, field) * 2})).peak_gib_per_device
+    small = estimate(base, default_catalogs()).peak_gib_per_device
+    large = estimate(
+        base.updated(**{field: getattr(base, field) * 2}), default_catalogs()
+    ).peak_gib_per_device
     assert large > small

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from planner.catalogue.catalog import default_catalogs, snapshot_ids
+from planner.catalogue.catalog import default_catalogs
 from planner.catalogue.models import load_model_presets, preset_names
 from planner.estimate import estimate
 from planner.inputs.errors import scenario_error
@@ -28,7 +28,7 @@ PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[Heal
 CATS = default_catalogs()
 GPUS = CATS.gpus["name"].to_list()
 REGIONS = CATS.grid["region"].to_list()
-SNAPSHOTS = ["", *snapshot_ids(CATS.prices)]
+SNAPSHOTS = ["", *CATS.snapshot_ids()]
 PRESETS = preset_names(load_model_presets())
 
 # Figures that may be None (or NaN) and the `unavailable` key that must then explain why.
@@ -184,7 +184,7 @@ def _numbers(est: Estimate) -> dict[str, float | None]:
 @PROPERTY
 @given(scenarios())
 def test_every_figure_is_finite_non_negative_or_explained(s: Scenario) -> None:
-    est = estimate(s)
+    est = estimate(s, default_catalogs())
     explained = _explained_missing(est.unavailable)
     for key, value in _numbers(est).items():
         if value is None:
@@ -204,7 +204,7 @@ def test_every_figure_is_finite_non_negative_or_explained(s: Scenario) -> None:
 @PROPERTY
 @given(scenarios())
 def test_bands_bracket_the_typical_figure(s: Scenario) -> None:
-    est = estimate(s)
+    est = estimate(s, default_catalogs())
     for name in ("wall_clock_h", "cost_usd", "energy_kwh", "co2e_kg"):
         typical, low, high = (getattr(est, name + suffix) for suffix in ("", "_low", "_high"))
         if typical is None or math.isnan(typical):
@@ -215,7 +215,7 @@ def test_bands_bracket_the_typical_figure(s: Scenario) -> None:
 @PROPERTY
 @given(scenarios())
 def test_device_hours_and_cost_follow_from_wall_clock(s: Scenario) -> None:
-    est = estimate(s)
+    est = estimate(s, default_catalogs())
     assume(not math.isnan(est.wall_clock_h))
     # DESIGN.md §4 / the seed: GPU-hours = wall clock × GPUs; cost = GPU-hours × rate × experiments.
     assert est.device_hours == pytest.approx(est.wall_clock_h * s.n_gpus, rel=1e-9)
@@ -240,7 +240,7 @@ LINEAR_IN_TOKENS = ("wall_clock_h", "device_hours", "cost_usd", "energy_kwh", "c
 @given(scenarios(storage_gb_per_s=None, mfu=real(0.01, 1), epochs=real(0.01, 5)))
 def test_doubling_tokens_doubles_time_cost_energy_exactly_seed_style(s: Scenario) -> None:
     """With an end-to-end MFU (the seed's figure) and no checkpoint I/O, time is FLOPs ÷ rate: linear."""
-    one, two = estimate(s), estimate(_doubled(s))
+    one, two = estimate(s, default_catalogs()), estimate(_doubled(s), default_catalogs())
     assume(not math.isnan(one.wall_clock_h))
     for name in LINEAR_IN_TOKENS:
         a, b = getattr(one, name), getattr(two, name)
@@ -255,7 +255,7 @@ def test_doubling_tokens_doubles_time_cost_energy_exactly_seed_style(s: Scenario
 def test_doubling_tokens_doubles_time_with_preset_utilisation_too(s: Scenario) -> None:
     """Also holds with a preset MFU, communication and pipeline bubbles: all are per step, and the run time
     counts (fractional) steps, so it stays linear in tokens."""
-    one, two = estimate(s), estimate(_doubled(s))
+    one, two = estimate(s, default_catalogs()), estimate(_doubled(s), default_catalogs())
     assume(not math.isnan(one.wall_clock_h))
     for name in LINEAR_IN_TOKENS:
         a, b = getattr(one, name), getattr(two, name)
@@ -267,7 +267,7 @@ def test_doubling_tokens_doubles_time_with_preset_utilisation_too(s: Scenario) -
 @given(scenarios(storage_gb_per_s=real(0.1, 100), n_checkpoints=st.integers(1, 100), epochs=real(0.01, 5)))
 def test_checkpoint_io_is_a_fixed_cost_so_doubling_tokens_less_than_doubles_time(s: Scenario) -> None:
     """Checkpoint writes depend on their count, not on the tokens: T(2x) = 2·T(x) − I/O time."""
-    one, two = estimate(s), estimate(_doubled(s))
+    one, two = estimate(s, default_catalogs()), estimate(_doubled(s), default_catalogs())
     assume(not math.isnan(one.wall_clock_h))
     assert one.checkpoint_io_h > 0
     assert two.checkpoint_io_h == pytest.approx(one.checkpoint_io_h, rel=1e-12)
@@ -297,7 +297,7 @@ def data_parallel_pairs(draw: st.DrawFn) -> tuple[Scenario, Scenario]:
 @given(data_parallel_pairs())
 def test_more_data_parallel_gpus_never_raise_per_gpu_memory(pair: tuple[Scenario, Scenario]) -> None:
     narrow, wide = pair
-    few, many = estimate(narrow), estimate(wide)
+    few, many = estimate(narrow, default_catalogs()), estimate(wide, default_catalogs())
     assert few.global_batch_tokens == pytest.approx(many.global_batch_tokens, rel=1e-12)
     assert many.model_state_gib_per_device <= few.model_state_gib_per_device * (1 + 1e-9)
     assert few.peak_gib_per_device is not None and many.peak_gib_per_device is not None

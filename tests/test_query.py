@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.catalogue.catalog import default_catalogs, find_gpu
+from planner.catalogue.catalog import default_catalogs
 from planner.inputs.query import drop_unknown_names, scenario_from_query, scenario_to_query
 from planner.inputs.scenario import Scenario
 from planner.model.shape import ModelShape
@@ -49,9 +49,8 @@ def test_unknown_keys_and_repeated_keys():
 
 
 def test_unknown_catalogue_names_fall_back_to_the_default_with_closest_matches():
-    gpus = default_catalogs().gpus
     scenario, _ = scenario_from_query({"gpu": "H10O"})
-    kept, notices = drop_unknown_names(scenario, {"gpu": lambda name: find_gpu(gpus, name)})
+    kept, notices = drop_unknown_names(scenario, {"gpu": default_catalogs().gpu})
     assert kept.gpu == Scenario.model_fields["gpu"].default
     assert len(notices) == 1 and "H100" in notices[0]
 

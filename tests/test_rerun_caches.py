@@ -1,4 +1,5 @@
-"""The caches behind fast page reruns give exactly the uncached answers and never hand out shared objects."""
+"""The catalogues' name indexes and the per-session memo behind fast page reruns give exactly the answers of
+a plain frame filter, and never hand out shared objects."""
 
 from __future__ import annotations
 
@@ -7,20 +8,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from planner.catalogue import cached_lookup as cl
-from planner.catalogue.catalog import (
-    default_catalogs,
-    find_gpu,
-    find_region,
-    gpu_price,
-    pricing_discount,
-    snapshot_ids,
-)
-from planner.catalogue.efficiency import efficiency_preset
-from planner.catalogue.models import find_model
+from planner.catalogue.catalog import default_catalogs
+from planner.catalogue.models import shape_from_row
 from planner.evaluate import MEMORY_FIELDS, _model_state_bytes_total, evaluate
 from planner.formulas.memory import MemoryInputs, memory_per_gpu
 from planner.inputs.scenario import Scenario
@@ -31,50 +24,71 @@ CATS = default_catalogs()
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 
-@pytest.mark.parametrize("name", ["H100", "h100-sxm5", "A100 80GB SXM", "MI300X", "T4"])
-def test_gpu_lookup_matches_find_gpu_and_is_a_fresh_copy(name):
-    first = cl.lookup_gpu(CATS.gpus, name)
-    assert first == find_gpu(CATS.gpus, name)
+def _filtered(frame: pl.DataFrame, **equal: object) -> dict:
+    return frame.filter(**equal).row(0, named=True)
+
+
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ("H100", "H100 SXM"),
+        ("h100-sxm5", "H100 SXM"),
+        ("A100 80GB SXM", "A100 80GB SXM"),
+        ("MI300X", "MI300X"),
+    ],
+)
+def test_gpu_lookup_is_the_catalogue_row_and_a_fresh_copy(query, name):
+    first = CATS.gpu(query)
+    assert first == _filtered(CATS.gpus, name=name)
     first["memory_gib"] = -1.0  # a caller changing its copy never reaches the next caller
-    assert cl.lookup_gpu(CATS.gpus, name) == find_gpu(CATS.gpus, name)
+    assert CATS.gpu(query) == _filtered(CATS.gpus, name=name)
 
 
-def test_failed_lookups_raise_the_original_errors():
-    for cached, original, args in [
-        (cl.lookup_gpu, find_gpu, (CATS.gpus, "H1OO")),
-        (cl.lookup_region, find_region, (CATS.grid, "atlantis")),
-        (cl.lookup_pricing_discount, pricing_discount, (CATS.pricing_modes, "barter")),
-        (cl.lookup_model, find_model, (default_catalogs().models, "Llama 9 1T")),
-    ]:
-        with pytest.raises(ValueError) as cached_error:
-            cached(*args)
-        with pytest.raises(ValueError) as original_error:
-            original(*args)
-        assert str(cached_error.value) == str(original_error.value)
-
-
-def test_other_lookups_match_the_originals():
-    assert cl.lookup_region(CATS.grid, "france") == find_region(CATS.grid, "france")
-    assert cl.lookup_pricing_discount(CATS.pricing_modes, "spot") == pricing_discount(
-        CATS.pricing_modes, "spot"
-    )
-    assert cl.lookup_snapshot_ids(CATS.prices) == snapshot_ids(CATS.prices)
-    oldest = snapshot_ids(CATS.prices)[0]
+def test_other_lookups_are_the_catalogue_rows():
+    assert CATS.region("France") == _filtered(CATS.grid, label="France")
+    assert CATS.pricing_mode("spot") == _filtered(CATS.pricing_modes, mode="spot")
+    assert CATS.snapshot_ids() == sorted(CATS.prices["snapshot"].unique().to_list())
+    oldest = CATS.snapshot_ids()[0]
     for gpu, snapshot in itertools.product(["H100 SXM", "T4", "MI300X"], [None, oldest]):
-        assert cl.lookup_gpu_price(CATS.prices, gpu, snapshot) == gpu_price(CATS.prices, gpu, snapshot)
-    assert cl.lookup_model(default_catalogs().models, "Llama 3.1 8B") == find_model(
-        default_catalogs().models, "Llama 3.1 8B"
-    )
-    for n_params in (1e8, 8e9, 7e10, 4e11):
-        cached = cl.lookup_efficiency(default_catalogs().efficiency, "hopper", n_params, "full", "bf16")
-        assert cached == tuple(
-            efficiency_preset(default_catalogs().efficiency, "hopper", n_params, "full", "bf16")
+        requested = snapshot or CATS.snapshot_ids()[-1]
+        rows = CATS.prices.filter(pl.col("gpu") == gpu, pl.col("snapshot") <= requested).sort("snapshot")
+        expected = None if rows.is_empty() else rows.row(-1, named=True)
+        found = CATS.price(gpu, snapshot)
+        assert (found and {k: found[k] for k in expected}) == expected if expected else found is None
+    assert CATS.model("llama 3.1 8b ") == shape_from_row(_filtered(CATS.models, name="Llama 3.1 8B"))
+    for n_params, bucket in ((1e8, "<3B"), (8e9, "3-20B"), (7e10, "20-100B"), (4e11, ">100B")):
+        cell = _filtered(
+            CATS.efficiency, generation="hopper", size_bucket=bucket, method="full", precision="bf16"
         )
+        expected = (cell["mfu_low"], cell["mfu_typical"], cell["mfu_high"])
+        assert CATS.efficiency_band("hopper", n_params, "full", "bf16") == expected
+    _, typicals, _ = CATS.efficiency_band("Hopper", np.array([1e8, 4e11]), "full", "bf16")
+    assert typicals.tolist() == [CATS.efficiency_band("hopper", n, "full", "bf16")[1] for n in (1e8, 4e11)]
 
 
-def test_a_new_frame_with_the_same_content_is_looked_up_afresh():
-    changed = CATS.gpus.with_columns(CATS.gpus["memory_gib"] * 2)
-    assert cl.lookup_gpu(changed, "H100")["memory_gib"] == 2 * cl.lookup_gpu(CATS.gpus, "H100")["memory_gib"]
+def test_failed_lookups_name_the_closest_matches():
+    for lookup, query, closest in [
+        (CATS.gpu, "H1OO", "H100"),
+        (CATS.region, "atlantis", ""),
+        (CATS.pricing_mode, "spott", "spot"),
+        (CATS.model, "Llama 3.1 7B", "Llama 3.1 8B"),
+    ]:
+        with pytest.raises(ValueError, match="closest") as error:
+            lookup(query)
+        assert repr(query) in str(error.value) and closest in str(error.value)
+
+
+def test_indexes_follow_the_frames_of_a_copy():
+    """`dataclasses.replace` (validation's refit mode) gives a new object whose indexes read its own frames."""
+    doubled = replace(
+        CATS,
+        gpus=CATS.gpus.with_columns(pl.col("memory_gib") * 2),
+        efficiency=CATS.efficiency.with_columns(pl.col("mfu_typical") / 2),
+    )
+    assert doubled.gpu("H100")["memory_gib"] == 2 * CATS.gpu("H100")["memory_gib"]
+    halved = doubled.efficiency_band("hopper", 8e9, "full", "bf16")[1]
+    assert halved == pytest.approx(CATS.efficiency_band("hopper", 8e9, "full", "bf16")[1] / 2, rel=1e-12)
+    assert CATS.gpu("H100")["memory_gib"] == pytest.approx(79.65)  # the original is untouched
 
 
 def _unsharded_states_through_the_whole_memory_model(p: MemoryInputs):
@@ -100,7 +114,7 @@ CHOICES = {
 def test_model_state_total_equals_the_unsharded_memory_model(combo):
     """The shortcut skips activations, which never enter model states; the numbers are bit-identical."""
     scenario = Scenario().updated(n_gpus=8, **dict(zip(CHOICES, combo, strict=True)))
-    columns = resolve(scenario).columns
+    columns = resolve(scenario, default_catalogs()).columns
     p = MemoryInputs(**{name: columns[name] for name in MEMORY_FIELDS if name in columns})
     assert _model_state_bytes_total(p) == _unsharded_states_through_the_whole_memory_model(p)
     # Arrays: gradient accumulation changes the gradient dtype (fp32 when accumulating), micro-batch not.
@@ -113,7 +127,7 @@ def test_model_state_total_equals_the_unsharded_memory_model(combo):
 
 def test_bare_count_state_total_is_params_times_16_bytes():
     # 7e9 parameters, bf16 mixed AdamW: 2 (weights) + 2 (grads) + 8 (moments) + 4 (master) = 16 B each.
-    out = evaluate(resolve(Scenario(model="", params_b=7.0)).columns)
+    out = evaluate(resolve(Scenario(model="", params_b=7.0), default_catalogs()).columns)
     assert float(out["model_state_bytes_total"]) == pytest.approx(7e9 * 16, rel=1e-12)
 
 

@@ -135,7 +135,7 @@ def test_results_match_the_estimate_to_six_digits():
     scenario = Scenario(gpu="H200 SXM", n_gpus=16)
     rows = _cells(saved_scenarios_csv({"a": scenario}, CATS))
     cells = dict(zip(rows[0], rows[1], strict=True))
-    est = estimate(scenario)
+    est = estimate(scenario, default_catalogs())
     for column in (
         "wall_clock_h",
         "device_hours",

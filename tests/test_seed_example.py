@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from planner.catalogue.catalog import default_catalogs
 from planner.estimate import estimate
 from planner.inputs.scenario import Scenario
 
@@ -68,7 +69,7 @@ def seed_scenario() -> Scenario:
 
 
 def test_seed_figures_through_the_library():
-    result = estimate(seed_scenario())
+    result = estimate(seed_scenario(), default_catalogs())
     for key, value in EXPECTED.items():
         assert getattr(result, key) == pytest.approx(value, rel=1e-9), key
     assert round(result.model_state_gib_total, 2) == 119.21

@@ -53,7 +53,9 @@ def _every_point() -> list[tuple[dict, object]]:
                             "micro_batch": micro,
                             "grad_accum": math.ceil(32 / (n_gpus * micro)),
                         }
-                        points.append((row, estimate(scenario_for(row, BASE))))
+                        points.append(
+                            (row, estimate(scenario_for(row, BASE, default_catalogs()), default_catalogs()))
+                        )
     return points
 
 
@@ -64,7 +66,7 @@ def brute_force():
 
 @pytest.fixture(scope="module")
 def small_result():
-    return search(BASE, Constraints(gpus=SMALL_GPUS), SMALL, top_n=1000)
+    return search(BASE, Constraints(gpus=SMALL_GPUS), SMALL, top_n=1000, catalogs=default_catalogs())
 
 
 def test_small_grid_counts(small_result, brute_force):
@@ -100,9 +102,9 @@ def test_every_ranked_row_matches_its_estimate(small_result, brute_force):
 
 
 def test_scenario_for_reproduces_a_row():
-    result = search(BASE, Constraints(gpus=("H200 SXM",), max_gpus=16), top_n=3)
+    result = search(BASE, Constraints(gpus=("H200 SXM",), max_gpus=16), top_n=3, catalogs=default_catalogs())
     for row in result.top.iter_rows(named=True):
-        est = estimate(scenario_for(row, BASE))
+        est = estimate(scenario_for(row, BASE, default_catalogs()), default_catalogs())
         assert est.wall_clock_h == pytest.approx(row["wall_clock_h"], rel=1e-9)
         assert est.cost_usd == pytest.approx(row["cost_usd"], rel=1e-9)
 
@@ -119,8 +121,8 @@ def test_scenario_for_keeps_overrides_on_the_base_gpu_only():
         "micro_batch": 1,
         "grad_accum": 8,
     }
-    same = scenario_for(row, quoted)
-    other = scenario_for({**row, "gpu": "H200 SXM"}, quoted)
+    same = scenario_for(row, quoted, default_catalogs())
+    other = scenario_for({**row, "gpu": "H200 SXM"}, quoted, default_catalogs())
     assert (same.usd_per_gpu_hour, same.vram_gib) == (2.0, 70.0)
     assert (other.usd_per_gpu_hour, other.vram_gib, other.gpu) == (None, None, "H200 SXM")
     assert (same.n_gpus, same.dp, same.zero_stage, same.recompute, same.grad_accum) == (4, 4, 3, "full", 8)
@@ -128,7 +130,9 @@ def test_scenario_for_keeps_overrides_on_the_base_gpu_only():
 
 @pytest.mark.parametrize("objective", OBJECTIVES)
 def test_results_are_ordered_by_the_objective(objective):
-    result = search(BASE, Constraints(gpus=SMALL_GPUS, objective=objective), SMALL, top_n=50)
+    result = search(
+        BASE, Constraints(gpus=SMALL_GPUS, objective=objective), SMALL, top_n=50, catalogs=default_catalogs()
+    )
     column = {"cost": "cost_usd", "wall_clock": "wall_clock_h", "energy": "energy_kwh", "co2e": "co2e_kg"}
     values = result.top[column[objective]].to_list()
     assert values == sorted(values) and len(values) == result.n_feasible
@@ -136,9 +140,14 @@ def test_results_are_ordered_by_the_objective(objective):
 
 
 def test_fastest_and_cheapest_differ_on_a_wide_search():
-    cheapest = search(BASE, Constraints(gpus=("H100 SXM",), max_gpus=64), top_n=1).winner
+    cheapest = search(
+        BASE, Constraints(gpus=("H100 SXM",), max_gpus=64), top_n=1, catalogs=default_catalogs()
+    ).winner
     fastest = search(
-        BASE, Constraints(gpus=("H100 SXM",), max_gpus=64, objective="wall_clock"), top_n=1
+        BASE,
+        Constraints(gpus=("H100 SXM",), max_gpus=64, objective="wall_clock"),
+        top_n=1,
+        catalogs=default_catalogs(),
     ).winner
     assert fastest["wall_clock_h"] < cheapest["wall_clock_h"]
     assert fastest["cost_usd"] > cheapest["cost_usd"]
@@ -146,23 +155,33 @@ def test_fastest_and_cheapest_differ_on_a_wide_search():
 
 
 def test_deadline_budget_gpu_limit_and_types_filter():
-    free = search(BASE, Constraints(gpus=SMALL_GPUS), SMALL, top_n=1000)
+    free = search(BASE, Constraints(gpus=SMALL_GPUS), SMALL, top_n=1000, catalogs=default_catalogs())
     deadline = float(free.top["wall_clock_h"].median())
     budget = float(free.top["cost_usd"].median())
-    timed = search(BASE, Constraints(gpus=SMALL_GPUS, deadline_h=deadline), SMALL, top_n=1000)
+    timed = search(
+        BASE,
+        Constraints(gpus=SMALL_GPUS, deadline_h=deadline),
+        SMALL,
+        top_n=1000,
+        catalogs=default_catalogs(),
+    )
     assert 0 < timed.n_feasible < free.n_feasible
     assert timed.top["wall_clock_h"].max() <= deadline
     assert timed.n_feasible == (free.top["wall_clock_h"] <= deadline).sum()
-    priced = search(BASE, Constraints(gpus=SMALL_GPUS, budget_usd=budget), SMALL, top_n=1000)
+    priced = search(
+        BASE, Constraints(gpus=SMALL_GPUS, budget_usd=budget), SMALL, top_n=1000, catalogs=default_catalogs()
+    )
     assert 0 < priced.n_feasible < free.n_feasible and priced.top["cost_usd"].max() <= budget
-    few = search(BASE, Constraints(gpus=SMALL_GPUS, max_gpus=4), SMALL, top_n=1000)
+    few = search(
+        BASE, Constraints(gpus=SMALL_GPUS, max_gpus=4), SMALL, top_n=1000, catalogs=default_catalogs()
+    )
     assert few.top["n_gpus"].max() <= 4 and few.n_evaluated == 2 * 2 * 2 * 2 * 2
-    one = search(BASE, Constraints(gpus=("a100 40gb",)), SMALL, top_n=1000)
+    one = search(BASE, Constraints(gpus=("a100 40gb",)), SMALL, top_n=1000, catalogs=default_catalogs())
     assert set(one.top["gpu"]) == {"A100 40GB SXM"} and one.gpus == ("A100 40GB SXM",)
 
 
 def test_impossible_deadline_explains_itself():
-    result = search(BASE, Constraints(gpus=SMALL_GPUS, deadline_h=0.001), SMALL)
+    result = search(BASE, Constraints(gpus=SMALL_GPUS, deadline_h=0.001), SMALL, catalogs=default_catalogs())
     assert result.top.height == 0 and result.winner is None
     assert result.reason.startswith("No configuration meets the constraints")
     assert "deadline 0.001 h" in result.reason
@@ -170,7 +189,9 @@ def test_impossible_deadline_explains_itself():
 
 def test_nothing_fits_says_so():
     huge = Scenario(model="Llama 3.1 405B", n_gpus=2)
-    result = search(huge, Constraints(gpus=("L4",), max_gpus=2), SearchSpace(pp_degrees=(1,)))
+    result = search(
+        huge, Constraints(gpus=("L4",), max_gpus=2), SearchSpace(pp_degrees=(1,)), catalogs=default_catalogs()
+    )
     assert result.n_fit == 0 and result.reason.startswith("Nothing fits in memory")
 
 
@@ -233,10 +254,14 @@ def test_zero_stages_are_not_repeated_without_replicas():
 
 
 def test_priced_gpus_all_have_a_cost():
-    names = priced_gpus(BASE)
+    names = priced_gpus(BASE, default_catalogs())
     assert "H100 SXM" in names and len(names) < default_catalogs().gpus.height
     result = search(
-        BASE, Constraints(max_gpus=8), SearchSpace(pp_degrees=(1,), micro_batches=(1,)), top_n=500
+        BASE,
+        Constraints(max_gpus=8),
+        SearchSpace(pp_degrees=(1,), micro_batches=(1,)),
+        top_n=500,
+        catalogs=default_catalogs(),
     )
     assert result.top["cost_usd"].null_count() == 0 and result.top["cost_usd"].is_nan().sum() == 0
 
@@ -300,6 +325,7 @@ def test_chunking_does_not_change_the_answer(small_result):
         top_n=1000,
         chunk_rows=7,
         progress=lambda done, total: calls.append((done, total)),
+        catalogs=default_catalogs(),
     )
     assert chunked.top.equals(small_result.top) and chunked.frontier.equals(small_result.frontier)
     # 24 layouts per GPU in chunks of 7: 7, 14, 21, 24 for each of the two GPUs
@@ -309,7 +335,12 @@ def test_chunking_does_not_change_the_answer(small_result):
 
 def test_a_bare_parameter_count_cannot_be_shown_to_fit():
     bare = Scenario(model="", params_b=7.0)
-    result = search(bare, Constraints(gpus=("H100",), max_gpus=8), SearchSpace(pp_degrees=(1,)))
+    result = search(
+        bare,
+        Constraints(gpus=("H100",), max_gpus=8),
+        SearchSpace(pp_degrees=(1,)),
+        catalogs=default_catalogs(),
+    )
     assert result.n_evaluated > 0 and result.n_fit == 0
     assert result.notes and "no shape" in result.notes[0]
 
@@ -318,4 +349,4 @@ def test_an_oversized_search_is_refused_before_it_allocates():
     # a 100,000 x 8 x 8 = 6.4 M-sequence batch over up to a million GPUs: every whole node is usable
     wide = BASE.updated(grad_accum=100_000)
     with pytest.raises(ValueError, match="max_gpus: the search would hold over"):
-        search(wide, Constraints(gpus=("H100",), max_gpus=1_000_000))
+        search(wide, Constraints(gpus=("H100",), max_gpus=1_000_000), catalogs=default_catalogs())

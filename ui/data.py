@@ -12,40 +12,35 @@ the bundled data is used alone and `team_data().error` names the file, row and c
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-import polars as pl
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from planner.catalogue.catalog import (
+    DATA_DIR_ENV,
+    UPLOAD,
     CatalogError,
     Catalogs,
+    LayerFile,
+    catalogs_from_environment,
     default_catalogs,
-    load_catalogs,
-    load_gpus_csv,
-    load_prices_csv,
+    overlay,
 )
-from planner.catalogue.catalog_lookup import gpu_name_keys, normalise_name
-from planner.catalogue.catalog_read import ROW_COL, Problem, read_table
-from planner.catalogue.catalog_schema import GPUS, GRID, PRICING, PUE, STORAGE
-from planner.catalogue.models import load_model_presets, preset_names
+from planner.catalogue.catalog_overlay import TEAM_FILES
+from planner.catalogue.catalog_tables import MAX_SNAPSHOT_ID_CHARS, SNAPSHOT_ID
+from planner.catalogue.models import preset_names
 
-OVERLAY_ENV = "PLANNER_DATA_DIR"
-UPLOAD = "upload"  # the `origin` of rows from a session upload ("bundled" and "team" come from planner.catalogue.catalog)
+OVERLAY_ENV = DATA_DIR_ENV  # PLANNER_DATA_DIR, read by planner.catalogue.catalog.catalogs_from_environment
 RECHECK_S = 5.0  # the team folder may look this stale; re-stating a handful of files costs well under 1 ms
-TEAM_FILES = tuple(spec.file_name for spec in (GPUS, GRID, PRICING, PUE, STORAGE))
 UPLOADS_KEY = "team_data.uploads"  # session_state: {"gpus"|"prices": Upload}; no widget uses the key
 MERGE_ERROR_KEY = "team_data.merge_error"
-# The snapshot ids planner.catalogue.catalog accepts: a date, optionally "-suffix".
-_SNAPSHOT_ID = re.compile(r"^\d{4}-\d{2}-\d{2}([_-][A-Za-z0-9_-]+)?$")
 _MAX_MERGED = 32  # merged views kept in memory (each is a few hundred kB)
 
 
@@ -120,7 +115,7 @@ def clear_data_cache() -> None:
 
 @st.cache_resource(show_spinner=False)
 def model_names() -> list[str]:
-    return preset_names(load_model_presets())
+    return preset_names(default_catalogs().models)  # presets are bundled only: no team or upload layer
 
 
 # --- the team folder -----------------------------------------------------------------------------------
@@ -169,13 +164,10 @@ def _load_team(folder: str) -> TeamData:
     if not folder:
         return TeamData(bundled, "", (), (), None)
     path = Path(folder)
-    if not path.is_dir():
-        error = f"{OVERLAY_ENV}={folder}: no such folder"
-        return TeamData(bundled, folder, (), (), error)
     files = tuple(name for name, _, _ in _stat_files(path) if name in TEAM_FILES or name.startswith("prices"))
     ignored = tuple(p.name for p in sorted(path.glob("*.csv")) if p.name not in TEAM_FILES)
-    try:
-        return TeamData(load_catalogs(overlay_dir=path), folder, files, ignored, None)
+    try:  # the same function the CLI calls, so the app and `planner compare` see the same catalogues
+        return TeamData(catalogs_from_environment({OVERLAY_ENV: folder}), folder, files, ignored, None)
     except CatalogError as err:
         return TeamData(bundled, folder, files, ignored, str(err))
 
@@ -184,52 +176,28 @@ def _load_team(folder: str) -> TeamData:
 
 
 def merge_uploads(base: Catalogs, uploads: Mapping[str, Upload]) -> Catalogs:
-    """`base` with an uploaded GPU file and/or price snapshot merged over it (rows tagged origin "upload").
+    """`base` with an uploaded GPU file and/or price snapshot over it, rows tagged origin "upload".
 
-    Same rules as the team folder: an uploaded GPU replaces the one with the same name and new GPUs are
-    added; an uploaded price replaces the same GPU in the same snapshot. Raises CatalogError naming the
+    The same overlay as the team folder's (planner.catalogue.catalog_overlay: an uploaded GPU replaces the
+    one its name names, a price replaces the same GPU in the same snapshot). Raises CatalogError naming the
     uploaded file, row and column.
     """
-    gpus = base.gpus
-    if "gpus" in uploads:
-        gpus = _merge_gpus(gpus, uploads["gpus"])
-    prices = base.prices
-    if "prices" in uploads:
-        upload = uploads["prices"]
-        label = f"uploaded {upload.file_name}"
-        team = load_prices_csv(upload.data, upload_snapshot_id(upload.file_name), UPLOAD, gpus, label)
-        replaced = (team["snapshot"] + "|" + team["gpu"]).to_list()
-        kept = prices.filter(~(pl.col("snapshot") + "|" + pl.col("gpu")).is_in(replaced))
-        prices = pl.concat([kept, team], how="vertical_relaxed").sort("snapshot", "gpu")
-    return replace(base, gpus=gpus, prices=prices)
+    return overlay(base, upload_files(uploads), UPLOAD)
+
+
+def upload_files(uploads: Mapping[str, Upload]) -> list[LayerFile]:
+    """The uploads as a layer of catalogue files: a GPU file, and a price snapshot named by its id."""
+    files = []
+    for kind, upload in uploads.items():
+        path = "gpus.csv" if kind == "gpus" else f"prices/{upload_snapshot_id(upload.file_name)}.csv"
+        files.append(LayerFile(path, upload.data, f"uploaded {upload.file_name}"))
+    return files
 
 
 def upload_snapshot_id(file_name: str) -> str:
     """A price upload's snapshot id: the file name when it is one (2026-12-01.csv, 2026-12-01-acme.csv),
     otherwise today's date with "-upload", so a quote without a dated name is the newest snapshot."""
     stem = Path(file_name).stem.strip()
-    if len(stem) <= 40 and _SNAPSHOT_ID.match(stem):
+    if len(stem) <= MAX_SNAPSHOT_ID_CHARS and SNAPSHOT_ID.match(stem):
         return stem
     return f"{date.today().isoformat()}-upload"
-
-
-def _merge_gpus(base: pl.DataFrame, upload: Upload) -> pl.DataFrame:
-    label = f"uploaded {upload.file_name}"
-    frame = load_gpus_csv(upload.data, UPLOAD, label)
-    replaced = {normalise_name(name) for name in frame["name"].to_list()}
-    kept = base.filter(pl.Series([normalise_name(n) not in replaced for n in base["name"].to_list()]))
-    _check_name_clashes(kept, frame, read_table(upload.data, GPUS, label)[ROW_COL].to_list(), label)
-    return pl.concat([kept, frame], how="vertical_relaxed")
-
-
-def _check_name_clashes(kept: pl.DataFrame, upload: pl.DataFrame, rows: list[int], label: str) -> None:
-    """An uploaded name or alias may not name another GPU already ("h100" on a new row would hijack it)."""
-    owners = gpu_name_keys(kept)
-    problems = []
-    for (name, aliases), row in zip(upload.select("name", "aliases").iter_rows(), rows, strict=True):
-        for column, value in [("name", name), *(("aliases", a) for a in (aliases or "").split(";"))]:
-            owner = owners.get(normalise_name(value)) if value.strip() else None
-            if owner is not None and owner != name:
-                problems.append(Problem(label, row, column, f"{value.strip()!r} already names {owner}"))
-    if problems:
-        raise CatalogError(problems)

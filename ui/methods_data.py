@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from planner.catalogue.catalog import Catalogs, default_catalogs
+from planner.catalogue.catalog import Catalogs
 from planner.catalogue.paths import bundle_dir, bundled_data_dir
 
 DIST_NAME = "training-run-planner"
@@ -40,8 +40,8 @@ def catalogue_frames(cats: Catalogs) -> list[tuple[str, str, pl.DataFrame]]:
         ("Grid carbon intensity", "grid_intensity.csv", cats.grid),
         ("PUE presets", "pue.csv", cats.pue),
         ("Storage presets", "storage.csv", cats.storage),
-        ("Model presets", "models.csv", default_catalogs().models),
-        ("Efficiency presets", "efficiency.csv", default_catalogs().efficiency),
+        ("Model presets", "models.csv", cats.models),
+        ("Efficiency presets", "efficiency.csv", cats.efficiency),
     ]
     cases = calibration_cases()
     if cases is not None:

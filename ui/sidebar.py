@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.catalogue.cached_lookup import lookup_gpu
 from ui.data import catalogs, model_names
 from ui.estimate_cache import derived_values
 from ui.model_input import render_model_picker
@@ -53,12 +52,12 @@ def render_sidebar() -> None:
 
 
 def _gpu_select() -> None:
-    names = catalogs().gpus["name"].to_list()
+    names = catalogs().gpu_names()
     current = scenario().gpu
 
     def canonical(value: str) -> str:
         try:
-            return str(lookup_gpu(catalogs().gpus, value)["name"])
+            return str(catalogs().gpu(value)["name"])
         except ValueError:
             return names[0]
 

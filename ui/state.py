@@ -41,22 +41,20 @@ def init_state() -> None:
 
 def _name_lookups() -> dict[str, Callable[[str], object]]:
     """Lookups that raise ValueError (naming the closest matches) for names the catalogues do not know."""
-    from planner.catalogue.catalog import default_catalogs, find_gpu, find_region, snapshot_ids
-    from planner.catalogue.models import find_model
     from ui.data import catalogs
 
     cats = catalogs()
 
     def snapshot(name: str) -> None:
-        if name not in snapshot_ids(cats.prices):
+        if name not in cats.snapshot_ids():
             raise PlannerError(
-                "snapshot", "no such price snapshot", value=name, allowed=", ".join(snapshot_ids(cats.prices))
+                "snapshot", "no such price snapshot", value=name, allowed=", ".join(cats.snapshot_ids())
             )
 
     return {
-        "gpu": lambda name: find_gpu(cats.gpus, name),
-        "region": lambda name: find_region(cats.grid, name),
-        "model": lambda name: find_model(default_catalogs().models, name),
+        "gpu": cats.gpu,
+        "region": cats.region,
+        "model": cats.model,
         "snapshot": snapshot,
     }
 

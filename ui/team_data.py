@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from planner.catalogue.catalog import CatalogError, find_gpu, gpu_price, latest_snapshot_id
+from planner.catalogue.catalog import CatalogError
 from planner.estimate import Resolved
 from planner.inputs.scenario import Scenario
 from ui.data import (
@@ -68,7 +68,7 @@ def price_row(resolved: Resolved) -> dict[str, Any] | None:
     """The catalogue price row behind a resolved scenario (with its `origin`), or None without one."""
     if resolved.price_snapshot is None:
         return None
-    return gpu_price(catalogs().prices, str(resolved.gpu["name"]), resolved.price_snapshot)
+    return catalogs().price(str(resolved.gpu["name"]), resolved.price_snapshot)
 
 
 def origin_note(resolved: Resolved) -> None:
@@ -152,7 +152,7 @@ def _summary(upload: Upload) -> str:
         return f"{n} GPU{'' if n == 1 else 's'}"
     snapshot = upload_snapshot_id(upload.file_name)
     n = cats.prices.filter((cats.prices["origin"] == UPLOAD) & (cats.prices["snapshot"] == snapshot)).height
-    if snapshot == latest_snapshot_id(cats.prices):
+    if snapshot == cats.latest_snapshot():
         where = "the newest snapshot, used by default"
     else:
         where = "choose it as the price snapshot on the Cost page"
@@ -196,7 +196,7 @@ def _remove(kind: str, bump: bool = True) -> None:
 def _keep_gpu_valid() -> None:
     """If the plan's GPU came from the removed file, go back to the default GPU and say so."""
     try:
-        find_gpu(catalogs().gpus, scenario().gpu)
+        catalogs().gpu(scenario().gpu)
     except CatalogError:
         default = Scenario.model_fields["gpu"].default
         add_notice(f"GPU '{scenario().gpu}' came from the removed upload; the plan now uses {default}.")

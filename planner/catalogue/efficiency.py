@@ -89,28 +89,45 @@ def load_efficiency_table(path: Path = EFFICIENCY_CSV) -> pl.DataFrame:
 def efficiency_preset(
     table: pl.DataFrame, generation: str, n_params: Number, method: str, precision: str = "bf16"
 ) -> tuple[Number, Number, Number]:
-    """(low, typical, high) compute efficiency for a GPU generation, model size, method and precision.
+    """(low, typical, high) from a bare table (a `Catalogs` keeps its index: `cats.efficiency_band`)."""
+    return EfficiencyIndex(table).band(generation, n_params, method, precision)
 
-    `n_params` may be an array (one lookup per size); an unknown generation falls back to "default".
-    """
-    generation = generation.lower() if generation.lower() in GENERATIONS else "default"
-    cells = table.filter(
-        (pl.col("generation") == generation)
-        & (pl.col("method") == method)
-        & (pl.col("precision") == precision)
-    )
-    by_bucket = {row["size_bucket"]: row for row in cells.iter_rows(named=True)}
-    if len(by_bucket) != len(SIZE_BUCKETS):
-        raise ValueError(
-            f"efficiency table lacks {generation}/{method}/{precision} rows for every size bucket"
-        )
-    index = size_bucket_index(n_params)
-    bands = []
-    for column in ("mfu_low", "mfu_typical", "mfu_high"):
-        values = np.array([by_bucket[bucket][column] for bucket in SIZE_BUCKETS])
-        picked = values[index]
-        bands.append(picked[()] if np.ndim(picked) == 0 else picked)
-    return bands[0], bands[1], bands[2]
+
+class EfficiencyIndex:
+    """Efficiency cells by (generation, method, precision): the (low, typical, high) of each size bucket."""
+
+    def __init__(self, table: pl.DataFrame) -> None:
+        cells: dict[tuple[str, str, str], dict[str, tuple[float, float, float]]] = {}
+        for row in table.iter_rows(named=True):
+            key = (row["generation"], row["method"], row["precision"])
+            cells.setdefault(key, {})[row["size_bucket"]] = (
+                row["mfu_low"],
+                row["mfu_typical"],
+                row["mfu_high"],
+            )
+        self._bands: dict[tuple[str, str, str], np.ndarray] = {
+            key: np.array([by_bucket[bucket] for bucket in SIZE_BUCKETS], dtype=float)
+            for key, by_bucket in cells.items()
+            if len(by_bucket) == len(SIZE_BUCKETS)
+        }
+
+    def band(
+        self, generation: str, n_params: Number, method: str, precision: str = "bf16"
+    ) -> tuple[Number, Number, Number]:
+        """(low, typical, high) compute efficiency for a GPU generation, model size, method and precision.
+
+        `n_params` may be an array (one lookup per size); an unknown generation falls back to "default".
+        """
+        generation = generation.lower() if generation.lower() in GENERATIONS else "default"
+        bands = self._bands.get((generation, method, precision))
+        if bands is None:
+            raise ValueError(
+                f"efficiency table lacks {generation}/{method}/{precision} rows for every size bucket"
+            )
+        picked = bands[size_bucket_index(n_params)]  # one row (3,) per size, or (n, 3) for an array
+        if np.ndim(n_params) == 0:
+            return float(picked[0]), float(picked[1]), float(picked[2])
+        return picked[..., 0], picked[..., 1], picked[..., 2]
 
 
 # --- building the table from measurements ---------------------------------------------------------------

@@ -149,23 +149,40 @@ def preset_names(presets: pl.DataFrame) -> list[str]:
     return presets["name"].to_list()
 
 
-def _row_for(presets: pl.DataFrame, name: str) -> dict[str, Any]:
-    wanted = name.strip().lower()
-    matches = presets.filter(pl.col("name").str.strip_chars().str.to_lowercase() == wanted)
-    if matches.height:
-        return matches.row(0, named=True)
-    names = preset_names(presets)
-    by_lower = {candidate.lower(): candidate for candidate in names}
-    close = difflib.get_close_matches(wanted, list(by_lower), n=3, cutoff=0.4)
-    problem = f"no preset named {name!r}" + ("" if close else f" among the {len(names)} presets")
-    raise UnknownModelError("model", problem, closest=[by_lower[c] for c in close])
+class ModelIndex:
+    """Preset rows by name (case and surrounding spaces ignored); each shape is built once, on first use."""
+
+    def __init__(self, presets: pl.DataFrame) -> None:
+        self.rows = {str(row["name"]).strip().lower(): row for row in presets.iter_rows(named=True)}
+        self._shapes: dict[str, ModelShape] = {}
+
+    def row(self, name: str) -> dict[str, Any]:
+        wanted = name.strip().lower()
+        row = self.rows.get(wanted)
+        if row is not None:
+            return dict(row)
+        by_lower = {key: str(row["name"]) for key, row in self.rows.items()}
+        close = difflib.get_close_matches(wanted, list(by_lower), n=3, cutoff=0.4)
+        problem = f"no preset named {name!r}" + ("" if close else f" among the {len(by_lower)} presets")
+        raise UnknownModelError("model", problem, closest=[by_lower[c] for c in close])
+
+    def find(self, name: str) -> ModelShape:
+        """The preset called `name` (a frozen ModelShape, so it is shared safely)."""
+        key = name.strip().lower()
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self._shapes[key] = shape_from_row(self.row(name))
+        return shape
+
+    def published_params(self, name: str) -> int:
+        """The parameter count the model's source states (exact where it gives one)."""
+        return int(self.row(name)["n_params_published"])
 
 
 def find_model(presets: pl.DataFrame, name: str) -> ModelShape:
-    """The preset called `name` (case and surrounding spaces ignored)."""
-    return shape_from_row(_row_for(presets, name))
+    """The preset called `name` in a bare presets frame (a `Catalogs` keeps its index: `cats.model`)."""
+    return ModelIndex(presets).find(name)
 
 
 def published_params(presets: pl.DataFrame, name: str) -> int:
-    """The parameter count the model's source states (exact where it gives one)."""
-    return int(_row_for(presets, name)["n_params_published"])
+    return ModelIndex(presets).published_params(name)

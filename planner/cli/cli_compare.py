@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from planner.catalogue.catalog import catalogs_from_environment
 from planner.cli.cli_args import InputError
 from planner.cli.cli_common import load_scenario, render_records
 from planner.decide.compare import SORT_METRICS, compare_gpus, filter_rows, pareto_frontier, sort_rows
@@ -61,7 +62,7 @@ def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlag
 
 
 def comparison_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
-    frame = compare_gpus(load_scenario(args))
+    frame = compare_gpus(load_scenario(args), catalogs_from_environment())
     vendors = _known_vendors(args.vendor, frame["vendor"].unique().to_list())
     frame = filter_rows(frame, vendors, args.min_memory_gib, args.priced_only, args.fitting_only)
     frame = sort_rows(pareto_frontier(frame, among="fits_vram"), SORT_BY_COLUMN[args.sort])

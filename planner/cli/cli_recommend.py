@@ -70,10 +70,11 @@ def _constraints(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from planner.catalogue.catalog import catalogs_from_environment
     from planner.decide.sweep import search
 
     constraints = _constraints(args)
-    result = search(load_scenario(args), constraints, top_n=args.top)
+    result = search(load_scenario(args), constraints, catalogs=catalogs_from_environment(), top_n=args.top)
     frame = result.frontier if args.frontier else result.top
     print(render_records(frame.to_dicts(), args.format))
     if args.format == "table":

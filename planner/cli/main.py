@@ -59,9 +59,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(json.dumps(Scenario.model_json_schema(), indent=2))
         return 0
     if args.command == "estimate":
+        from planner.catalogue.catalog import catalogs_from_environment
         from planner.estimate import estimate
 
-        result = estimate(load_scenario(args))
+        result = estimate(load_scenario(args), catalogs_from_environment())
         print(render_records([result.to_flat()], args.format, single=True))
         return 0
     return cli_more.dispatch(args)

@@ -13,13 +13,12 @@ each GPU's own peak, not a property of one card).
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from planner.catalogue.catalog import Catalogs, default_catalogs
+from planner.catalogue.catalog import Catalogs
 from planner.evaluate import evaluate
 from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR
 from planner.inputs.scenario import Scenario
@@ -30,9 +29,6 @@ MAX_GPUS = 4096
 EXACT_NODES = 32  # up to 32 nodes every node count is tried; past it the grid thins (candidate_gpu_counts)
 STEPS_PER_DOUBLING = 8
 OVERRIDE_FIELDS = ("usd_per_gpu_hour", "peak_tflops", "vram_gib")
-# The scenario fields `resolve.gpu_columns` reads (tests/test_compare.py checks this list by recording every
-# attribute it touches); the per-GPU columns are memoised on them.
-GPU_COLUMN_FIELDS = ("precision", "efficiency_band", "mfu", "method", "snapshot", "pricing", *OVERRIDE_FIELDS)
 NO_RATE, NO_PRICE, YOUR_FIGURES = "no rate", "no price", "your overrides"
 
 # label -> (column, descending): the orderings offered by the page and the CLI.
@@ -47,9 +43,6 @@ SORT_METRICS: dict[str, tuple[str, bool]] = {
     "Memory per GPU": ("memory_gib", True),
     "Throughput": ("tokens_per_s", True),
 }
-
-_GPU_CACHE: OrderedDict[tuple[Any, ...], tuple[Catalogs, dict[str, Any]]] = OrderedDict()
-_GPU_CACHE_SIZE = 32
 
 
 def candidate_gpu_counts(s: Scenario, max_gpus: int = MAX_GPUS) -> np.ndarray:
@@ -74,14 +67,13 @@ def candidate_gpu_counts(s: Scenario, max_gpus: int = MAX_GPUS) -> np.ndarray:
     return np.array(sorted({model_parallel, s.n_gpus, *counts}), dtype=float)
 
 
-def compare_gpus(s: Scenario, cats: Catalogs | None = None, max_gpus: int = MAX_GPUS) -> pl.DataFrame:
+def compare_gpus(s: Scenario, cats: Catalogs, max_gpus: int = MAX_GPUS) -> pl.DataFrame:
     """One row per catalogue GPU: fit, fewest GPUs that fit, time, GPU-hours, cost band, energy, CO2e, $/Mtok.
 
     Raises ValueError (naming the field) when the scenario itself cannot be resolved.
     """
-    cats = default_catalogs() if cats is None else cats
     resolved = resolve(s, cats)
-    per_gpu = _gpu_inputs(s, cats, str(resolved.gpu["name"]), resolved.columns["n_active_params"])
+    per_gpu = _stack_gpu_columns(s, cats, str(resolved.gpu["name"]), resolved.columns["n_active_params"])
     counts = candidate_gpu_counts(s, max_gpus)
     n_gpu_types, n_counts = len(per_gpu["names"]), len(counts)
     out = evaluate(_grid_columns(resolved.columns, per_gpu["columns"], counts))
@@ -90,24 +82,6 @@ def compare_gpus(s: Scenario, cats: Catalogs | None = None, max_gpus: int = MAX_
     current = int(np.flatnonzero(counts == s.n_gpus)[0])
     at_current = {key: value[:, current] for key, value in grid.items()}
     return _frame(s, per_gpu, at_current, fits[:, current], _fewest(fits, counts))
-
-
-def _gpu_inputs(s: Scenario, cats: Catalogs, scenario_gpu: str, n_active_params: float) -> dict[str, Any]:
-    """Per-GPU columns stacked into arrays, memoised: a page rerun rarely changes what they depend on."""
-    key = (id(cats), scenario_gpu, n_active_params, *(getattr(s, name) for name in GPU_COLUMN_FIELDS))
-    hit = _GPU_CACHE.get(key)
-    if hit is not None and hit[0] is cats:  # the stored reference keeps id(cats) from being reused
-        _GPU_CACHE.move_to_end(key)
-        return hit[1]
-    stacked = _stack_gpu_columns(s, cats, scenario_gpu, n_active_params)
-    _GPU_CACHE[key] = (cats, stacked)
-    while len(_GPU_CACHE) > _GPU_CACHE_SIZE:
-        _GPU_CACHE.popitem(last=False)
-    return stacked
-
-
-def clear_cache() -> None:
-    _GPU_CACHE.clear()
 
 
 def _stack_gpu_columns(

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from planner.catalogue.catalog import Catalogs
 from planner.evaluate import evaluate
 from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR
 from planner.resolve import Resolved, resolve
@@ -102,15 +103,16 @@ CANDIDATE_FIXES: tuple[tuple[str, dict[str, Any], str], ...] = (
 )
 
 
-def suggest_fixes(resolved: Resolved) -> list[Fix]:
-    """Each single change that would lower the peak, evaluated by the full estimate; best first."""
+def suggest_fixes(resolved: Resolved, cats: Catalogs) -> list[Fix]:
+    """Each single change that would lower the peak, evaluated by the full estimate against `cats` (the
+    catalogues `resolved` came from, so a fix is judged against the same VRAM); best first."""
     s = resolved.scenario
     fixes = []
     for label, change, note in CANDIDATE_FIXES:
         if all(getattr(s, key) == value for key, value in change.items()):
             continue
         try:
-            candidate = resolve(s.updated(**change))
+            candidate = resolve(s.updated(**change), cats)
         except ValueError:
             continue
         out = evaluate(candidate.columns)

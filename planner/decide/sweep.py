@@ -16,8 +16,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import polars as pl
 
-from planner.catalogue.catalog import Catalogs, default_catalogs, find_gpu, gpu_price
-from planner.catalogue.catalog_lookup import gpu_name_keys, normalise_name
+from planner.catalogue.catalog import Catalogs
 from planner.decide.sweep_grid import DEFAULT_MAX_GPUS, LayoutGrid, SearchSpace, layout_grid
 from planner.decide.sweep_rank import (
     Kept,
@@ -104,11 +103,10 @@ class SearchResult:
         return self.top.row(0, named=True) if self.top.height else None
 
 
-def priced_gpus(base: Scenario, catalogs: Catalogs | None = None) -> tuple[str, ...]:
+def priced_gpus(base: Scenario, catalogs: Catalogs) -> tuple[str, ...]:
     """GPUs with a catalogue price in the scenario's snapshot (or an earlier one), catalogue order."""
-    cats = default_catalogs() if catalogs is None else catalogs
-    names = cats.gpus["name"].to_list()
-    return tuple(name for name in names if gpu_price(cats.prices, name, base.snapshot or None) is not None)
+    names = catalogs.gpu_names()
+    return tuple(name for name in names if catalogs.price(name, base.snapshot or None) is not None)
 
 
 def _on_gpu(base: Scenario, gpu_name: str, base_gpu_name: str | None) -> Scenario:
@@ -121,15 +119,14 @@ def _on_gpu(base: Scenario, gpu_name: str, base_gpu_name: str | None) -> Scenari
 
 def _base_gpu_name(base: Scenario, cats: Catalogs) -> str | None:
     try:
-        return str(find_gpu(cats.gpus, base.gpu)["name"])
+        return str(cats.gpu(base.gpu)["name"])
     except ValueError:
         return None
 
 
-def scenario_for(row: Mapping[str, Any], base: Scenario, catalogs: Catalogs | None = None) -> Scenario:
+def scenario_for(row: Mapping[str, Any], base: Scenario, catalogs: Catalogs) -> Scenario:
     """The full scenario of a result row: the base scenario on the row's GPU with the row's layout."""
-    cats = default_catalogs() if catalogs is None else catalogs
-    on_gpu = _on_gpu(base, str(row["gpu"]), _base_gpu_name(base, cats))
+    on_gpu = _on_gpu(base, str(row["gpu"]), _base_gpu_name(base, catalogs))
     return on_gpu.updated(
         n_gpus=int(row["n_gpus"]),
         tp=int(row["tp"]),
@@ -145,8 +142,7 @@ def _resolve_gpus(
     base: Scenario, names: tuple[str, ...], cats: Catalogs
 ) -> tuple[list[Resolved], dict[str, str]]:
     base_name = _base_gpu_name(base, cats)
-    keys = gpu_name_keys(cats.gpus)  # built once: find_gpu would rebuild it for every name
-    canonical = [keys.get(normalise_name(n)) or str(find_gpu(cats.gpus, n)["name"]) for n in names]
+    canonical = [str(cats.gpu(n)["name"]) for n in names]
     resolved, skipped = [], {}
     for name in dict.fromkeys(canonical):
         one = resolve(_on_gpu(base, name, base_name), cats)
@@ -181,7 +177,7 @@ def search(
     constraints: Constraints | None = None,
     space: SearchSpace | None = None,
     *,
-    catalogs: Catalogs | None = None,
+    catalogs: Catalogs,
     top_n: int = 10,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     progress: Progress | None = None,
@@ -192,7 +188,7 @@ def search(
     started = time.perf_counter()
     constraints = constraints or Constraints()
     space = space or SearchSpace()
-    cats = default_catalogs() if catalogs is None else catalogs
+    cats = catalogs
     shape_columns = resolve(base, cats).columns
     shaped = shape_columns["has_shape"] > 0
     names = constraints.gpus or priced_gpus(base, cats)

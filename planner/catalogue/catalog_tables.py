@@ -1,0 +1,123 @@
+"""One catalogue file each, read and checked: GPUs, price snapshots, pricing modes and the plain tables.
+
+Every frame returned here keeps the hidden `_file` and `_row` columns of `planner.catalogue.catalog_read`
+and gains an `origin` column ("bundled", "team" or "upload"), so checks made after an overlay can still name
+the file and row of a problem; `planner.catalogue.catalog_overlay` drops the hidden columns at the end.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from pathlib import Path
+
+import polars as pl
+
+from planner.catalogue.catalog_lookup import closest, gpu_name_keys, name_keys, normalise_name
+from planner.catalogue.catalog_read import FILE_COL, ROW_COL, CatalogError, Problem, read_table
+from planner.catalogue.catalog_schema import GPUS, PRICES, PRICING, TFLOPS_COLUMNS, TableSpec
+
+# A snapshot id is a date, optionally "-suffix" or "_suffix" (data/README.md, "Price snapshots").
+SNAPSHOT_ID = re.compile(r"^(\d{4}-\d{2}-\d{2})([_-][A-Za-z0-9_-]+)?$")
+MAX_SNAPSHOT_ID_CHARS = 40  # long enough for "2026-12-01-our-negotiated-quote"; a file name, not an essay
+
+
+def gpus_table(source: Path | bytes, origin: str, file_label: str) -> pl.DataFrame:
+    frame = read_table(source, GPUS, file_label)
+    no_rate = frame.filter(pl.all_horizontal(pl.col(c).is_null() for c in TFLOPS_COLUMNS))
+    problems = [
+        Problem(file_label, row, "tflops_bf16", "give at least one tflops_* rate")
+        for row in no_rate[ROW_COL].to_list()
+    ]
+    if problems:
+        raise CatalogError(problems)
+    check_gpu_names(frame)
+    return frame.with_columns(pl.lit(origin).alias("origin"))
+
+
+def plain_table(spec: TableSpec, source: Path | bytes, origin: str, file_label: str) -> pl.DataFrame:
+    frame = read_table(source, spec, file_label)
+    if spec is PRICING:
+        check_band(frame, file_label, "discount_frac", "discount_frac_low", "discount_frac_high")
+    return frame.with_columns(pl.lit(origin).alias("origin"))
+
+
+def prices_table(
+    source: Path | bytes, snapshot_id: str, origin: str, file_label: str, gpus: pl.DataFrame
+) -> pl.DataFrame:
+    """One snapshot; its GPU names (or aliases) must be in `gpus` and come back as the catalogue's names."""
+    snapshot_date = _snapshot_date(snapshot_id, file_label)
+    frame = read_table(source, PRICES, file_label)
+    keys = gpu_name_keys(gpus)
+    canonical = [keys.get(normalise_name(name)) for name in frame["gpu"].to_list()]
+    problems = [
+        Problem(file_label, row, "gpu", f"unknown GPU {given!r}; closest: {', '.join(closest(given, keys))}")
+        for given, name, row in zip(frame["gpu"], canonical, frame[ROW_COL], strict=True)
+        if name is None
+    ]
+    too_new = frame.filter(pl.col("as_of") > snapshot_date)
+    problems += [
+        Problem(file_label, row, "as_of", f"is after the snapshot date {snapshot_date} (got {as_of})")
+        for as_of, row in too_new.select("as_of", ROW_COL).iter_rows()
+    ]
+    if problems:
+        raise CatalogError(problems)
+    frame = frame.with_columns(pl.Series("gpu", canonical, pl.String))
+    duplicates = _repeated(frame, "gpu", file_label)  # "h100" and "H100 SXM" are the same GPU
+    if duplicates:
+        raise CatalogError(duplicates)
+    check_band(frame, file_label, "usd_per_gpu_hour_median", "usd_per_gpu_hour_low", "usd_per_gpu_hour_high")
+    return frame.with_columns(pl.lit(snapshot_id).alias("snapshot"), pl.lit(origin).alias("origin"))
+
+
+def _snapshot_date(snapshot_id: str, file_label: str) -> date:
+    match = SNAPSHOT_ID.match(snapshot_id)
+    try:
+        if match is None or len(snapshot_id) > MAX_SNAPSHOT_ID_CHARS:
+            raise ValueError
+        return date.fromisoformat(match.group(1))
+    except ValueError as err:
+        message = (
+            f"snapshot id {snapshot_id!r} must start with a date YYYY-MM-DD "
+            f"(at most {MAX_SNAPSHOT_ID_CHARS} characters)"
+        )
+        raise CatalogError([Problem(file_label, None, None, message)]) from err
+
+
+def check_band(frame: pl.DataFrame, file_label: str, typical: str, low: str, high: str) -> None:
+    """low <= typical <= high wherever the bounds are given."""
+    problems = []
+    for column, bad in ((low, pl.col(low) > pl.col(typical)), (high, pl.col(high) < pl.col(typical))):
+        for row, got, mid in frame.filter(bad.fill_null(False)).select(ROW_COL, column, typical).iter_rows():
+            side = "above" if column == low else "below"
+            problems.append(Problem(file_label, row, column, f"is {side} {typical} {mid:g} (got {got:g})"))
+    if problems:
+        raise CatalogError(sorted(problems, key=lambda p: p.row or 0))
+
+
+def check_gpu_names(gpus: pl.DataFrame) -> None:
+    """No name or alias may point at two GPUs once spaces, hyphens, underscores and case are ignored."""
+    owner: dict[str, tuple[str, str, int]] = {}
+    problems = []
+    for name, aliases, file_label, row in gpus.select("name", "aliases", FILE_COL, ROW_COL).iter_rows():
+        for column, text in name_keys(name, aliases):
+            first = owner.setdefault(normalise_name(text), (name, file_label, row))
+            if first[0] != name:
+                where = f"{first[1]} row {first[2]}"
+                problems.append(
+                    Problem(file_label, row, column, f"{text!r} already names {first[0]} ({where})")
+                )
+    if problems:
+        raise CatalogError(problems)
+
+
+def _repeated(frame: pl.DataFrame, key: str, file_label: str) -> list[Problem]:
+    seen: dict[str, int] = {}
+    problems = []
+    for value, row in frame.select(key, ROW_COL).iter_rows():
+        if value.lower() in seen:
+            problems.append(
+                Problem(file_label, row, key, f"duplicate '{value}' (first in row {seen[value.lower()]})")
+            )
+        seen.setdefault(value.lower(), row)
+    return problems

@@ -67,7 +67,7 @@ def case_scenario(row: dict[str, str], cats: Catalogs, gpus: GpuMatcher) -> tupl
         if category != "memory":
             return gpu if isinstance(gpu, str) else _capped(row["gpu"])
         # No GPU figure enters the memory model, so a memory row is predicted on any catalogue GPU.
-        gpu = gpus.stand_in()
+        gpu = gpus.stand_in() if isinstance(gpu, str) else gpu
         notes.append(f"GPU '{row['gpu']}' not used by the memory model: {gpu['name']} stands in")
     shape = case_shape(row, notes)
     if isinstance(shape, str):

@@ -65,7 +65,7 @@ BLANK_DEFAULTS: dict[str, Default] = {
 GPUS_PER_NODE = 8  # every multi-GPU source here ran on 8-GPU nodes (DGX/HGX A100 and H100, Grand Teton)
 # Overlap assumed for every published run: Scenario's default 0.9. FSDP prefetching and Megatron's
 # --overlap-grad-reduce / --overlap-param-gather hide nearly all data-parallel traffic; at 0.5 the llm-foundry
-# rows LF-02 and LF-22 would need more than 100 % of peak (scripts/check_throughput_rows.py --overlap).
+# rows LF-02 and LF-22 would need more than 100 % of the dense peak, from 0.8 up no multi-GPU row does.
 OVERLAP_FRAC = 0.9
 LORA_TARGETS = "all_linear"  # Scenario default (torchtune and QLoRA recipes adapt every linear layer)
 # Per-GPU network of the reference systems: DGX A100 (Selene, MosaicML A100) 8x HDR 200 Gb/s = 25 GB/s;
@@ -79,7 +79,6 @@ def inter_node_gb_per_s(generation: str) -> float:
     return INTER_NODE_GB_PER_S.get(generation, DEFAULT_INTER_NODE_GB_PER_S)
 
 
-def note(column: str) -> str:
-    """The assumption line a prediction carries when `column` was blank."""
-    entry = BLANK_DEFAULTS[column]
-    return f"{column} not stated: {entry.value}"
+def note(column: str, applied: object = None) -> str:
+    """The assumption line a prediction carries when `column` was blank (`applied`: the value the rule gave)."""
+    return f"{column} not stated: {BLANK_DEFAULTS[column].value if applied is None else applied}"

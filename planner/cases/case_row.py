@@ -160,11 +160,11 @@ def _scenario_fields(row: dict[str, str], notes: list[str]) -> dict[str, Any]:
     stage, hybrid, offload = words.read_sharding(row["zero_stage_or_fsdp"])
     if stage is None:
         stage = 1 if n_gpus > 1 else 0
-        notes.append(note("zero_stage_or_fsdp"))
+        notes.append(note("zero_stage_or_fsdp", f"ZeRO-{stage}"))
     precision = words.read_precision(row["precision"])
     if precision is None:
         precision = "fp32" if stated_gpus == 1 else "bf16_mixed"
-        notes.append(note("precision"))
+        notes.append(note("precision", precision))
     recompute, offload_activations = words.read_recompute(row["activation_ckpt"])
     flash = words.read_flash(row["flash_attn"])
     if flash is None:

@@ -12,7 +12,8 @@ from typing import NamedTuple
 
 
 class Default(NamedTuple):
-    value: str  # what the blank cell becomes, in words (the code applies it in `planner.cases.case_row`)
+    # what the blank cell becomes: the value itself, or a rule in words that `planner.cases.case_row` applies
+    value: object
     reason: str
 
 
@@ -31,12 +32,12 @@ BLANK_DEFAULTS: dict[str, Default] = {
     ),
     "activation_ckpt": Default("none", "recomputation is opt-in in every framework of the reference file"),
     "flash_attn": Default(
-        "on",
+        True,
         "a fused attention kernel is the default of PyTorch scaled_dot_product_attention (2.0+), Hugging "
         "Face transformers (sdpa, 4.36+), Megatron-Core/Transformer Engine and xformers",
     ),
     "micro_batch": Default(
-        "1 (the batch per replica / pp where the notes say it is split into PP micro-batches)",
+        1,  # the batch per replica / pp where the notes say it is split into PP micro-batches
         "one sequence per micro-batch, as Megatron-LM and NeMo benchmark configurations run at scale; the "
         "smallest micro-batch gives the smallest pipeline bubble, the choice of a tuned run. torchtitan "
         "instead splits each replica's batch into one micro-batch per pipeline stage, which its tables say",
@@ -52,13 +53,14 @@ BLANK_DEFAULTS: dict[str, Default] = {
     ),
     "n_kv_heads": Default("n_heads", "multi-head attention unless grouped-query heads are stated"),
     "ffn_hidden": Default("4 x hidden", "the GPT MLP width (Megatron-LM's --ffn-hidden-size default)"),
-    "vocab": Default("51200", "GPT-3's BPE vocabulary padded as Megatron pads it (NeMo's GPT3-175B row)"),
+    "vocab": Default(51_200, "GPT-3's BPE vocabulary padded as Megatron pads it (NeMo's GPT3-175B row)"),
     "seq_len": Default(
-        "64",
+        64,
         "max_length of PEFT's example scripts, the only rows that omit it (calibration-sources.md); at that "
-        "length activations are a few GB beside tens of GB of weights",
+        "length activations are a few GB beside tens of GB of weights. A throughput or time row without it "
+        "is skipped instead: its step time scales with the length",
     ),
-    "lora_rank": Default("16", "the Scenario default, torchtune's and PEFT's usual rank"),
+    "lora_rank": Default(16, "the Scenario default, torchtune's and PEFT's usual rank"),
 }
 
 # Scenario settings that no case column states, with their reasons.
@@ -77,6 +79,13 @@ DEFAULT_INTER_NODE_GB_PER_S = 50.0
 
 def inter_node_gb_per_s(generation: str) -> float:
     return INTER_NODE_GB_PER_S.get(generation, DEFAULT_INTER_NODE_GB_PER_S)
+
+
+def default(column: str) -> float:
+    """The value a blank numeric cell becomes."""
+    value = BLANK_DEFAULTS[column].value
+    assert isinstance(value, (int, float)), column
+    return float(value)
 
 
 def note(column: str, applied: object = None) -> str:

@@ -16,7 +16,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from planner.cases import case_words as words
-from planner.cases.case_defaults import GPUS_PER_NODE, LORA_TARGETS, OVERLAP_FRAC, inter_node_gb_per_s, note
+from planner.cases.case_defaults import (
+    BLANK_DEFAULTS,
+    GPUS_PER_NODE,
+    LORA_TARGETS,
+    OVERLAP_FRAC,
+    default,
+    inter_node_gb_per_s,
+    note,
+)
 from planner.cases.case_gpu import GpuMatcher
 from planner.cases.case_shape import case_shape
 from planner.catalogue.catalog import Catalogs
@@ -129,11 +137,11 @@ def _skip_reason(row: dict[str, str], unit: str) -> str | None:
 def _scenario_fields(row: dict[str, str], notes: list[str]) -> dict[str, Any]:
     """Scenario fields from the row's cells; each blank cell by its default (noted in `notes`)."""
 
-    def given(column: str, default: float) -> float:
+    def given(column: str) -> float:
         value = words.number(row, column)
         if value is None:
             notes.append(note(column))
-            return default
+            return default(column)
         return value
 
     tp, pp, cp = (int(words.number(row, k) or 1) for k in ("tp", "pp", "cp"))
@@ -148,10 +156,10 @@ def _scenario_fields(row: dict[str, str], notes: list[str]) -> dict[str, Any]:
         and stated_global
         and words.batch_split_per_stage(row["notes"])
     ):
-        micro_batch = max(round(stated_global / (dp * pp)), 1)
+        micro_batch = float(max(round(stated_global / (dp * pp)), 1))
         notes.append(f"micro_batch not stated: the batch per replica split into {pp} pipeline micro-batches")
     else:
-        micro_batch = given("micro_batch", 1.0)
+        micro_batch = given("micro_batch")
     global_batch = stated_global or micro_batch * (stated_accum or 1.0) * dp
     grad_accum = stated_accum or max(round(global_batch / (micro_batch * dp)), 1)
     method = row["method"].lower() or "full"
@@ -169,7 +177,7 @@ def _scenario_fields(row: dict[str, str], notes: list[str]) -> dict[str, Any]:
     flash = words.read_flash(row["flash_attn"])
     if flash is None:
         notes.append(note("flash_attn"))
-    seq_len = int(given("seq_len", 64))
+    seq_len = int(given("seq_len"))
     return {
         # a rate does not depend on the run's length; a figure in days or GPU-hours has its count (checked)
         "total_tokens_b": words.number(row, "n_tokens_b") or 1.0,
@@ -184,7 +192,7 @@ def _scenario_fields(row: dict[str, str], notes: list[str]) -> dict[str, Any]:
         "micro_batch": int(micro_batch),
         "grad_accum": int(grad_accum),
         "method": method if method in ("full", "lora", "qlora") else "full",
-        "lora_rank": int(given("lora_rank", 16)) if method != "full" else 16,
+        "lora_rank": int(given("lora_rank") if method != "full" else default("lora_rank")),
         "lora_targets": LORA_TARGETS,
         "optimizer": words.read_optimizer(row["optimizer"]),
         "precision": precision,
@@ -197,7 +205,7 @@ def _scenario_fields(row: dict[str, str], notes: list[str]) -> dict[str, Any]:
         "recompute": recompute,
         # frameworks that offer TP pair it with sequence parallelism (Megatron-LM, torchtitan)
         "sequence_parallel": tp > 1,
-        "flash_attention": True if flash is None else flash,
+        "flash_attention": BLANK_DEFAULTS["flash_attn"].value if flash is None else flash,
         "fused_cross_entropy": words.fused_cross_entropy(row),
         "overlap_frac": OVERLAP_FRAC,
     }

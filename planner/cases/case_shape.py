@@ -12,12 +12,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from planner.cases import case_words as words
-from planner.cases.case_defaults import note
+from planner.cases.case_defaults import default, note
 from planner.model.architecture import count_params
 from planner.model.shape import ModelShape
 
 NEEDED = ("params_b", "n_layers", "hidden", "n_heads")
-DEFAULT_VOCAB = 51_200  # case_defaults.BLANK_DEFAULTS["vocab"]
 
 
 def case_shape(row: dict[str, str], notes: list[str]) -> ModelShape | str:
@@ -32,7 +31,7 @@ def case_shape(row: dict[str, str], notes: list[str]) -> ModelShape | str:
     seq_len = int(words.number(row, "seq_len") or 0)
     base: dict[str, Any] = {
         "name": words.text(row, "model")[:120] or "case",
-        "vocab_size": int(words.number(row, "vocab") or DEFAULT_VOCAB),
+        "vocab_size": int(words.number(row, "vocab") or default("vocab")),
         "hidden_size": hidden,
         "n_layers": int(words.number(row, "n_layers") or 0),
         "n_heads": n_heads,

@@ -90,4 +90,7 @@ def default(column: str) -> float:
 
 def note(column: str, applied: object = None) -> str:
     """The assumption line a prediction carries when `column` was blank (`applied`: the value the rule gave)."""
-    return f"{column} not stated: {BLANK_DEFAULTS[column].value if applied is None else applied}"
+    value = BLANK_DEFAULTS[column].value if applied is None else applied
+    return (
+        f"{column} not stated: { ({True: 'on', False: 'off'}[value] if isinstance(value, bool) else value) }"
+    )

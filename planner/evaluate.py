@@ -126,6 +126,9 @@ def _memory(c: Columns) -> dict[str, Any]:
         "overhead_bytes": breakdown.overhead_bytes,
         "fragmentation_bytes": np.where(shaped, breakdown.fragmentation_bytes, nan),
         "peak_bytes": np.where(shaped, breakdown.peak_bytes, nan),
+        # what torch.cuda.max_memory_allocated / max_memory_reserved show (published memory statistics)
+        "allocated_peak_bytes": np.where(shaped, breakdown.allocated_peak_bytes, nan),
+        "reserved_peak_bytes": np.where(shaped, breakdown.reserved_peak_bytes, nan),
         "peak_phase": np.where(shaped, breakdown.peak_phase, nan),
         "host_offload_bytes": breakdown.host_offload_bytes,
         "max_micro_batch": np.where(shaped, max_micro_batch(inputs, c["vram_bytes"]), nan),

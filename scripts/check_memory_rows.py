@@ -1,52 +1,60 @@
 """Predicted vs measured peak memory for the memory rows of a case file (default: reference/calibration.csv).
 
 Usage: python scripts/check_memory_rows.py [CASES.csv] [--detail]
-Every row goes through the same `planner.cases.memory_cases.predict_memory_case`; skipped rows are listed with the
-reason. Prints the table, then the median, 90th percentile and largest |error| over the predicted rows.
+Every row becomes a Scenario (`planner.cases.case_row.case_scenario`) and goes through resolve -> evaluate,
+the path of `planner.estimate`; skipped rows are listed with the reason. Prints the table, then the median,
+90th percentile and largest |error| over the predicted rows. `--detail` adds evaluate's memory components.
 """
 
 from __future__ import annotations
 
-import csv
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from planner.cases.memory_cases import memory_inputs_from_case, predict_memory_case
-from planner.formulas.memory import GIB, memory_per_gpu
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-DEFAULT_CASES = Path(__file__).resolve().parents[1] / "data" / "calibration.csv"  # copy of shared/reference/
+from planner.cases.case_file import load_case_file  # noqa: E402
+from planner.cases.case_gpu import GpuMatcher  # noqa: E402
+from planner.cases.case_predict import evaluated, read_out  # noqa: E402
+from planner.cases.case_row import case_scenario  # noqa: E402
+from planner.catalogue.catalog import default_catalogs  # noqa: E402
+from planner.formulas.units import GIB_BYTES  # noqa: E402
+
+DEFAULT_CASES = ROOT / "data" / "calibration.csv"  # copy of shared/reference/
 COMPONENTS = ("weights", "gradients", "optimizer", "master", "activations", "logits", "prefetch")
-
-
-def _detail(row: dict[str, str]) -> str:
-    inputs = memory_inputs_from_case(row)
-    if isinstance(inputs, str):
-        return ""
-    breakdown = memory_per_gpu(inputs)
-    parts = [f"{name[:4]} {float(getattr(breakdown, name + '_bytes')) / GIB:5.1f}" for name in COMPONENTS]
-    return "  [" + ", ".join(parts) + f"; phase {int(breakdown.peak_phase)}]"
 
 
 def main(argv: list[str]) -> int:
     paths = [arg for arg in argv if not arg.startswith("--")]
-    path = Path(paths[0]) if paths else DEFAULT_CASES
-    with path.open(newline="") as handle:
-        rows = [row for row in csv.DictReader(handle) if row.get("category") == "memory"]
+    rows = [
+        row
+        for row in load_case_file(Path(paths[0]) if paths else DEFAULT_CASES)
+        if row["category"] == "memory"
+    ]
+    cats = default_catalogs()
+    gpus = GpuMatcher(cats)
     errors, skipped = [], []
     print(f"{'case':14} {'statistic':10} {'measured':>9} {'predicted':>9} {'error':>7}  unit")
     for row in rows:
-        case = predict_memory_case(row)
-        if case.skipped_reason:
-            skipped.append(f"{case.case_id}: {case.skipped_reason}")
+        case = case_scenario(row, cats, gpus)
+        if isinstance(case, str):
+            skipped.append(f"{row['case_id']}: {case}")
             continue
-        error = case.rel_error or 0.0
+        scenario, facts = case
+        columns, out = evaluated(scenario, cats)
+        predicted = read_out(columns, out, facts)
+        error = predicted / facts.measured_value - 1
         errors.append(abs(error))
-        detail = _detail(row) if "--detail" in argv else ""
+        detail = ""
+        if "--detail" in argv:
+            parts = [f"{name[:4]} {float(out[name + '_bytes']) / GIB_BYTES:5.1f}" for name in COMPONENTS]
+            detail = "  [" + ", ".join(parts) + f"; phase {int(out['peak_phase'])}]"
         print(
-            f"{case.case_id:14} {case.statistic:10} {case.measured:9.2f} {case.predicted:9.2f} "
-            f"{error:+7.1%}  {case.measured_unit}{detail}"
+            f"{facts.case_id:14} {facts.statistic:10} {facts.measured_value:9.2f} {predicted:9.2f} "
+            f"{error:+7.1%}  {facts.measured_unit}{detail}"
         )
     print(f"\nskipped {len(skipped)}:")
     for line in skipped:

@@ -1,13 +1,14 @@
 """Derive the compute-efficiency presets (data/efficiency.csv) from published throughput and time rows.
 
-Each throughput or time row of the case file (reference/calibration.csv) is turned into the formulas' inputs
-(`planner.cases.compute_cases`); its measured tokens/s, samples/s, TFLOP/s or s/iteration becomes a step time, from
-which the modelled exposed communication and pipeline bubble are taken out (`planner.cases.case_model`). What is
-left is the compute-only efficiency on hardware FLOPs against the GPU's dense peak (BF16, or FP8 for FP8
-recipes), with peaks from data/gpus.csv. Rows are grouped by GPU generation × model size × method ×
-precision; empty combinations are filled by the rules of `planner.catalogue.efficiency.fill_missing`.
+Each throughput or time row of the case file (reference/calibration.csv) becomes the Scenario a user would
+type (`planner.cases.case_row.case_scenario`); its compute-only efficiency is the utilisation at which
+resolve -> evaluate (the path of `planner.estimate`) reproduces the measured tokens/s, samples/s, TFLOP/s or
+s/iteration (`planner.cases.case_predict.case_efficiency`): exposed communication and the pipeline bubble are
+those evaluate models, peaks those of data/gpus.csv (BF16, or FP8 for FP8 recipes). Rows are grouped by GPU
+generation × model size (active parameters) × method × precision, as `resolve` looks presets up; empty
+combinations are filled by the rules of `planner.catalogue.efficiency.fill_missing`.
 
-Usage: python scripts/derive_efficiency.py [--cases CSV] [--gpus CSV] [--out CSV] [--as-of YYYY-MM-DD]
+Usage: python scripts/derive_efficiency.py [--cases CSV] [--out CSV] [--as-of YYYY-MM-DD]
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from planner.cases.case_model import efficiency_record  # noqa: E402
-from planner.cases.case_scoring import PRESET_CATEGORIES, case_inputs, read_case_file  # noqa: E402
-from planner.cases.compute_cases import load_case_gpus  # noqa: E402
+from planner.cases.case_file import load_case_file  # noqa: E402
+from planner.cases.case_gpu import GpuMatcher  # noqa: E402
+from planner.cases.case_row import case_scenario  # noqa: E402
+from planner.cases.case_scoring import PRESET_CATEGORIES, efficiency_record  # noqa: E402
+from planner.catalogue.catalog import default_catalogs  # noqa: E402
 from planner.catalogue.efficiency import EFFICIENCY_CSV, build_efficiency_table  # noqa: E402
 
 DEFAULT_CASES = ROOT / "data" / "calibration.csv"  # copy of shared/reference/calibration.csv
@@ -32,17 +35,24 @@ SOURCE = "scripts/derive_efficiency.py over reference/calibration.csv (throughpu
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=Path, default=DEFAULT_CASES)
-    parser.add_argument("--gpus", type=Path, default=ROOT / "data" / "gpus.csv")
     parser.add_argument("--out", type=Path, default=EFFICIENCY_CSV)
     parser.add_argument("--as-of", default=date.today().isoformat())
     args = parser.parse_args(argv)
 
-    gpus = load_case_gpus(args.gpus) if args.gpus.exists() else None
+    cats = default_catalogs()
+    gpus = GpuMatcher(cats)
     records = []
-    for row, case in case_inputs(read_case_file(args.cases), gpus):
+    for row in load_case_file(args.cases):
         if row["category"] not in PRESET_CATEGORIES:
             continue
-        record = efficiency_record(case) if isinstance(case, dict) else case
+        case = case_scenario(row, cats, gpus)
+        if isinstance(case, str):
+            print(f"{row['case_id']:14} left out: {case}")
+            continue
+        scenario, facts = case
+        gpu = gpus.match(scenario.gpu)
+        generation = str(gpu["generation"]) if isinstance(gpu, dict) else "default"
+        record = efficiency_record(scenario, facts, generation, cats)
         if isinstance(record, str):
             print(f"{row['case_id']:14} left out: {record}")
             continue

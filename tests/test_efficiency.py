@@ -1,17 +1,22 @@
-"""Efficiency presets and the published-measurement cases (planner/catalogue/efficiency.py, compute_cases, case_model)."""
+"""Efficiency presets (planner/catalogue/efficiency.py) and how they are derived from published cases through
+the user's path (planner/cases/case_row.py -> resolve -> evaluate, planner/cases/case_predict.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 
-from planner.cases.case_model import case_efficiency, interpreted_unit, predict_case
-from planner.cases.case_scoring import read_case_file, score_cases, summarise
-from planner.cases.compute_cases import compute_inputs_from_case, load_case_gpus
+from planner.cases.case_file import load_case_file
+from planner.cases.case_gpu import GpuMatcher
+from planner.cases.case_predict import case_efficiency, evaluated, interpreted_unit, predict_case, read_out
+from planner.cases.case_row import case_scenario
+from planner.cases.validate import validate_cases
 from planner.catalogue import efficiency
+from planner.catalogue.catalog import default_catalogs
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "data" / "calibration.csv"  # copy of shared/reference/calibration.csv
@@ -108,60 +113,100 @@ def test_build_table_measured_cells_and_fill_rules():
 
 @pytest.fixture(scope="module")
 def cases():
-    rows = {row["case_id"]: row for row in read_case_file(CASES)}
-    return rows, load_case_gpus(ROOT / "data" / "gpus.csv")
+    return {row["case_id"]: row for row in load_case_file(CASES)}
+
+
+def scenario_of(row):
+    cats = default_catalogs()
+    made = case_scenario(row, cats, GpuMatcher(cats))
+    assert not isinstance(made, str), made
+    return made
 
 
 @needs_cases
-def test_case_inputs_megatron_selene_row(cases):
-    rows, gpus = cases
-    c = compute_inputs_from_case(rows["KO-1a"], gpus)
-    assert isinstance(c, dict)
-    assert (c["tp"], c["pp"], c["dp"], c["n_gpus"]) == (8, 1, 1, 8)
-    assert (c["full_recompute"], c["selective_recompute"], c["flash_attention"]) == (1, 0, 0)
-    assert c["peak_flops_per_s"] == 312e12 and c["generation"] == "ampere"
-    # 22B GPT with tied embeddings and a learned 2,048 × 6,144 position table.
-    assert c["n_matmul_params"] == pytest.approx(22e9 - 2048 * 6144, rel=1e-12)
-    assert c["global_batch"] == 4 and c["micro_batch"] == 4 and c["grad_accum"] == 1
+def test_case_scenario_megatron_selene_row(cases):
+    scenario, facts = scenario_of(cases["KO-1a"])
+    assert (scenario.tp, scenario.pp, scenario.dp, scenario.n_gpus) == (8, 1, 1, 8)
+    assert (scenario.recompute, scenario.flash_attention) == ("full", False)
+    # "mixed precision (16-bit)" is fp16 with fp32 master weights: the A100's 312 TFLOP/s FP16 peak
+    assert scenario.precision == "fp16_mixed" and scenario.gpu == "A100 80GB SXM"
+    columns, _ = evaluated(scenario, default_catalogs())
+    assert columns["peak_flops_per_s"] == 312e12
+    # DGX A100 (Selene): 8 x HDR 200 Gb/s per node = 25 GB/s per GPU
+    assert scenario.inter_node_gb_per_s == 25.0
+    assert (scenario.micro_batch, scenario.grad_accum) == (4, 1)
+    assert facts.measured_unit == "s_per_iteration" and facts.n_gpus_published == 8
 
 
 @needs_cases
 @pytest.mark.parametrize(
     ("case_id", "reason"),
-    [("TTU32-1-tps", "unpacked"), ("TTU31-6-tps", "offloaded"), ("TT-T1-1-mem", "not a throughput")],
+    [
+        ("TTU32-1-tps", "unpacked"),
+        ("TTU31-6-tps", "offloaded"),
+        ("TT-T1-1-tps", "power-capped"),
+        ("QLORA-1", "upper bound"),
+        ("TTU31-1-mem", "paged optimizer"),
+    ],
 )
 def test_case_skip_reasons(cases, case_id, reason):
-    rows, gpus = cases
-    skip = compute_inputs_from_case(rows[case_id], gpus)
+    row = cases.get(case_id) or {
+        **cases["TT-T1-1-mem"],
+        "category": "throughput",
+        "measured_unit": "tokens_per_s_per_gpu",
+    }
+    cats = default_catalogs()
+    skip = case_scenario(row, cats, GpuMatcher(cats))
     assert isinstance(skip, str) and reason in skip
 
 
 @needs_cases
 def test_ambiguous_tokens_per_second_read_as_total(cases):
     # 70B LoRA on 8 A100: 3,497 tokens/s per GPU would need ~4·70e9·3,497 ≈ 1e15 FLOP/s, above the 312e12 peak.
-    rows, gpus = cases
-    c = compute_inputs_from_case(rows["TTU31-7-tps"], gpus)
-    assert isinstance(c, dict) and interpreted_unit(c) == "tokens_per_s_total"
+    scenario, facts = scenario_of(cases["TTU31-7-tps"])
+    columns, out = evaluated(scenario, default_catalogs())
+    assert interpreted_unit(columns, out, facts) == "tokens_per_s_total"
+
+
+@needs_cases
+def test_megatron_tflops_count_the_full_attention_matrix(cases):
+    # MG24-1 (GPT 1.7B, 24 layers, seq 4096, h 2048): the causal count is 6·N + 3·(2·L·s·h); Megatron's
+    # counter does not halve the score matrix, adding 3·2·L·s·h = 3·2·24·4096·2048 = 1.21e9 FLOPs per token.
+    scenario, facts = scenario_of(cases["MG24-1"])
+    columns, out = evaluated(scenario, default_catalogs())
+    causal = read_out(columns, out, replace(facts, full_attention_counted=False))
+    full = read_out(columns, out, facts)
+    per_gpu = float(out["tokens_per_s_per_gpu"])
+    assert (full - causal) * 1e12 == pytest.approx(per_gpu * 3 * 2 * 24 * 4096 * 2048, rel=1e-9)
 
 
 @needs_cases
 def test_case_round_trip(cases):
-    # Predicting a row with the efficiency it implies gives back its measured value exactly.
-    rows, gpus = cases
+    # Predicting a row with the efficiency it implies gives back its measured value.
+    cats = default_catalogs()
     for case_id in ("LF-01", "MG24-5", "KO-2a", "NM-3", "TTU32-9-tps", "LLAMA2-4"):
-        c = compute_inputs_from_case(rows[case_id], gpus)
-        assert isinstance(c, dict)
-        assert predict_case(c, case_efficiency(c)) == pytest.approx(c["measured_value"], rel=1e-6), case_id
+        scenario, facts = scenario_of(cases[case_id])
+        implied = case_efficiency(scenario, facts, cats)
+        assert isinstance(implied, float), case_id
+        table = efficiency.load_efficiency_table().with_columns(
+            pl.lit(implied).alias("mfu_low"),
+            pl.lit(implied).alias("mfu_typical"),
+            pl.lit(implied).alias("mfu_high"),
+        )
+        predicted, used = predict_case(scenario, facts, replace(cats, efficiency=table))
+        assert used == pytest.approx(implied, rel=1e-12)
+        assert predicted == pytest.approx(facts.measured_value, rel=1e-5), case_id
 
 
 @needs_cases
 def test_calibration_target_leave_one_out():
     # The issue's target for throughput and time rows: median |error| ≤ 15 %, ≤ 10 % of rows skipped.
-    results = [r for r in score_cases(read_case_file(CASES), holdout="row") if r["category"] != "energy"]
-    stats = summarise([{**r, "category": "all"} for r in results])["all"]
-    assert stats["n"] >= 60
-    assert stats["n_skipped"] <= 0.10 * stats["n"]
-    assert stats["median_abs_rel_error"] <= 0.15
+    rows = [row for row in load_case_file(CASES) if row["category"] in ("throughput", "time")]
+    report = validate_cases(rows, refit="row")
+    errors = sorted(abs(r["rel_error"]) for r in report["rows"] if r["rel_error"] is not None)
+    assert len(report["rows"]) >= 60
+    assert len(report["rows"]) - len(errors) <= 0.10 * len(report["rows"])
+    assert errors[len(errors) // 2] <= 0.15
 
 
 @needs_cases

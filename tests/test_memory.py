@@ -9,9 +9,15 @@ import numpy as np
 import pytest
 
 from planner.formulas.memory import GIB, MemoryInputs, max_micro_batch, memory_per_gpu, model_state_bytes
-from planner.formulas.memory_inputs import build_memory_inputs
 from planner.formulas.model_states import zero_shard_degree
-from planner.formulas.recipes import model_state_bytes_per_param, nf4_bytes_per_param, recipe_bytes_per_param
+from planner.formulas.recipes import (
+    METHOD_CODES,
+    RECOMPUTE_CODES,
+    model_state_bytes_per_param,
+    nf4_bytes_per_param,
+    recipe_bytes_per_param,
+)
+from planner.model.architecture import count_params, lora_adapter_params
 from planner.model.shape import ModelShape
 
 LLAMA_8B = ModelShape(
@@ -21,8 +27,29 @@ LLAMA_8B = ModelShape(
 
 
 def llama(**choices) -> MemoryInputs:
-    base = dict(method="full", optimizer="adamw", precision="bf16_mixed", seq_len=4096)
-    return build_memory_inputs(LLAMA_8B, 8.03e9, **{**base, **choices})
+    """MemoryInputs of Llama 3.1 8B (8.03e9 parameters) with Scenario-style choices, numbers elsewhere as given.
+
+    The shape and recipe columns as `planner.resolve` builds them (count_params, recipe_bytes_per_param), so
+    layouts can be set freely (dp, tp, pp without a GPU count) for the formula tests here.
+    """
+    choices = {"method": "full", "optimizer": "adamw", "precision": "bf16_mixed", "seq_len": 4096, **choices}
+    method, recompute = choices.pop("method"), choices.pop("recompute", "none")
+    recipe = recipe_bytes_per_param(method, choices.pop("optimizer"), choices.pop("precision"), True)
+    counts = count_params(LLAMA_8B)
+    return MemoryInputs(
+        n_params=8.03e9,
+        n_embedding_params=float(counts.embedding + counts.position),
+        n_head_params=float(counts.head),
+        n_layers=32.0, hidden=4096.0, n_heads=32.0, n_kv_heads=8.0, head_dim=128.0, ffn_hidden=14336.0,
+        n_mlp_matrices=3.0, vocab=128256.0,
+        method=float(METHOD_CODES[method]),
+        n_adapter_params=float(lora_adapter_params(LLAMA_8B, 16, "all_linear")) if method != "full" else 0.0,
+        weight_bytes=recipe["weights"], grad_bytes=recipe["grads"], master_bytes=recipe["master"],
+        optimizer_bytes=recipe["optimizer"], frozen_weight_bytes=recipe["frozen_weights"],
+        frozen_other_weight_bytes=recipe["frozen_other_weights"], activation_bytes=recipe["activation_element"],
+        recompute=float(RECOMPUTE_CODES[recompute]),
+        **{key: float(value) for key, value in choices.items()},
+    )  # fmt: skip
 
 
 def model_states(b) -> float:

@@ -77,7 +77,8 @@ def test_every_catalogue_is_listed_with_its_row_count():
         assert summary.loc[name, "Rows"] == rows, name
     assert summary.loc["GPUs", "Team or uploaded rows"] == 0
     assert (summary.loc[list(expected), "Distinct sources"] > 0).all()
-    assert summary.loc["GPUs", "as_of"] == "2026-11-09"  # every GPU row was checked on that date
+    # every GPU row was checked on 2026-11-09, the RTX A6000 (added for the calibration rows) on 2026-12-01
+    assert summary.loc["GPUs", "as_of"] == "2026-11-09 … 2026-12-01"
     # data/README.md lists six bundled snapshots, the newest 2026-11-09.
     snapshots = table_with(at, "GPUs priced")
     assert len(snapshots) == 6 and snapshots["snapshot"].iloc[0] == "2026-11-09"
@@ -115,6 +116,27 @@ def test_accuracy_table_has_one_row_per_category():
     assert dict(zip(table["Category"], table["Cases"], strict=True)) == dict(cases.iter_rows())
     assert (table["Skipped"] < table["Cases"]).all()
     assert (table["Median |error| %"] <= table["Largest |error| %"]).all()
+
+
+def test_accuracy_table_reports_three_scores_and_which_to_trust():
+    at = methods_page("accuracy")
+    table = table_with(at, "Median |error| %, source holdout").set_index("Category")
+    assert "Median |error| %, row holdout" in table.columns
+    # the shipped presets were derived from the throughput rows (in-sample); holding out each source's rows
+    # removes the row's own information, so the error grows: shipped < row holdout < source holdout
+    shipped, row, source = (
+        table.loc["throughput", column]
+        for column in (
+            "Median |error| %",
+            "Median |error| %, row holdout",
+            "Median |error| %, source holdout",
+        )
+    )
+    assert shipped < row < source
+    # memory uses no presets: one score whatever the holdout
+    assert table.loc["memory", "Median |error| %"] == table.loc["memory", "Median |error| %, source holdout"]
+    text = "\n".join(m.value for m in at.main.markdown)
+    assert "trust the source-holdout figures" in text
 
 
 def test_accuracy_summary_converts_fractions_to_percent():

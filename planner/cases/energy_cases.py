@@ -8,8 +8,8 @@ the same `planner.formulas.energy` formulas the planner uses. Rows that lack an 
 Passing the run's published GPU-hours (`gpu_hours=`) checks only the energy arithmetic, which is how BLOOM's
 and Meta's figures were produced (calibration-sources.md, "Derived energy").
 
-`python -m planner validate` does not use the 6ND GPU-hours here: it takes GPU-hours from the calibrated case
-model (`planner.cases.case_scoring`, the same model as the throughput rows) and hands them to
+`python -m planner validate` does not use the 6ND GPU-hours here: it takes GPU-hours from resolve -> evaluate
+(the row's Scenario, `planner.cases.case_row`, the same path as the throughput rows) and hands them to
 `energy_from_gpu_hours`, so one chain serves every energy row. The 6ND path stays as a quick cross-check.
 """
 

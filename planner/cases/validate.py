@@ -1,63 +1,68 @@
 """Score the planner against published measurements: the library side of `python -m planner validate`.
 
 A case file has the columns of `reference/calibration.csv` (DESIGN.md §4): one published figure per row with
-the configuration that produced it. Each row is predicted in its own unit by the model of its category:
-- memory: `planner.cases.memory_cases.predict_memory_case` (the memory statistic the row names);
-- throughput and time: `planner.cases.case_scoring.score_cases` with leave-one-out efficiency presets
-  (`holdout="row"`), so no row takes part in its own prediction;
-- energy: one chain. GPU-hours come from the same case model as the throughput rows (score_cases scores a
-  GPU-hour row from its configuration); a MWh or tCO2e row is first predicted in GPU-hours from its own
-  configuration, then turned into energy and carbon with the power, PUE and grid intensity it records
-  (`planner.cases.energy_cases.energy_from_gpu_hours`, which calls `planner.formulas.energy`).
-Rows the models cannot predict carry a reason instead of a number. The same rules apply to every row.
+the configuration that produced it. Each row becomes a Scenario (`planner.cases.case_row.case_scenario`) and is
+predicted through resolve -> evaluate, the path of `planner.estimate`, then read in the row's unit
+(`planner.cases.case_predict`). An energy row in MWh or tCO2e is first predicted in GPU-hours the same way,
+then turned into energy and carbon with the power, PUE and grid intensity it records
+(`planner.cases.energy_cases.energy_from_gpu_hours`).
+
+By default the prediction is black-box: the shipped catalogues and efficiency presets only, so a row's
+prediction never depends on the other rows of the file. `refit="row"` or `"source"` is cross-validation: the
+presets are rebuilt from the file without the row, or without every row of its source document
+(`planner.cases.case_scoring`). Rows the planner cannot predict carry a reason instead of a number.
 """
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.cases.case_scoring import score_cases, summarise
-from planner.cases.compute_cases import load_case_gpus
+from planner.cases.case_file import (
+    CASE_FILE_COLUMNS,
+    CATEGORIES,
+    MEASURED_UNITS,
+    CaseFileError,
+    check_columns,
+    checked_rows,
+    load_case_file,
+)
+from planner.cases.case_gpu import GpuMatcher
+from planner.cases.case_predict import predict_case
+from planner.cases.case_row import MEMORY_UNITS, TIME_UNITS, CaseFacts, case_scenario
+from planner.cases.case_scoring import (
+    PRESET_CATEGORIES,
+    REFIT_MODES,
+    efficiency_record,
+    refit_table,
+    source_of,
+    summarise,
+)
 from planner.cases.energy_cases import energy_from_gpu_hours
-from planner.cases.memory_cases import predict_memory_case
 from planner.cases.rel_error import relative_error
+from planner.catalogue.catalog import Catalogs, default_catalogs
 from planner.catalogue.paths import bundled_data_dir
+from planner.inputs.scenario import Scenario
 
 if TYPE_CHECKING:
     import polars as pl
 
-CATEGORIES = ("memory", "throughput", "time", "energy")
-# DESIGN.md §4, "Case files": the controlled vocabulary of measured_unit.
-MEASURED_UNITS = (
-    "tokens_per_s_per_gpu", "samples_per_s_total", "tflops_per_gpu_model", "tflops_per_gpu_hardware",
-    "tflops_per_gpu_peak_claim", "tokens_per_s_ambiguous", "gib_peak_allocated_per_gpu",
-    "gib_peak_reserved_per_gpu", "gib_device_used_per_gpu", "gib_peak_per_gpu_unspecified",
-    "gb_peak_per_gpu_unspecified", "gb_upper_bound_per_gpu", "gpu_hours", "mwh", "tco2eq",
-    "s_per_iteration", "days",
-)  # fmt: skip
-# Energy units reached through GPU-hours (a GPU-hour row itself is scored like a time row).
+__all__ = [
+    "CASE_FILE_COLUMNS", "CATEGORIES", "MEASURED_UNITS", "REFIT_MODES", "ROW_KEYS", "CaseFileError",
+    "default_case_file", "error_summary", "load_case_file", "relative_error", "validate_cases", "validate_file",
+]  # fmt: skip
+
+# Energy units reached through GPU-hours (a GPU-hour row itself is predicted like a time row).
 ENERGY_CHAIN_UNITS = ("mwh", "tco2eq")
-NUMERIC_COLUMNS = (
-    "params_b", "active_params_b", "n_layers", "hidden", "n_heads", "n_kv_heads", "ffn_hidden", "vocab",
-    "seq_len", "micro_batch", "global_batch", "grad_accum", "lora_rank", "tp", "pp", "dp", "cp", "n_gpus",
-    "n_tokens_b", "power_w_per_gpu", "pue", "grid_kg_co2e_per_kwh", "measured_value",
-)  # fmt: skip
-# The header of reference/calibration.csv, the case-file format (DESIGN.md §4), in its order.
-CASE_FILE_COLUMNS = (
-    "case_id", "category", "source", "url", "model", "params_b", "active_params_b", "n_layers", "hidden",
-    "n_heads", "n_kv_heads", "ffn_hidden", "vocab", "seq_len", "micro_batch", "global_batch", "grad_accum",
-    "method", "lora_rank", "optimizer", "precision", "zero_stage_or_fsdp", "tp", "pp", "dp", "cp",
-    "activation_ckpt", "flash_attn", "gpu", "n_gpus", "n_tokens_b", "power_w_per_gpu", "pue",
-    "grid_kg_co2e_per_kwh", "measured_value", "measured_unit", "notes",
-)  # fmt: skip
-# Provenance text: read as empty when a case file leaves the column out. Extra columns are allowed.
-OPTIONAL_COLUMNS = ("source", "url", "notes")
-REQUIRED_COLUMNS = tuple(column for column in CASE_FILE_COLUMNS if column not in OPTIONAL_COLUMNS)
+CATEGORY_UNITS = {
+    "memory": (*MEMORY_UNITS, "gb_upper_bound_per_gpu"),
+    "throughput": (*TIME_UNITS, "tflops_per_gpu_peak_claim"),
+    "time": (*TIME_UNITS, "tflops_per_gpu_peak_claim"),
+    "energy": ("gpu_hours", *ENERGY_CHAIN_UNITS),
+}
 ROW_KEYS = ("case_id", "category", "predicted", "measured", "measured_unit", "rel_error", "skipped_reason")
 EMPTY_SUMMARY = {
     "n": 0,
@@ -67,7 +72,7 @@ EMPTY_SUMMARY = {
     "max_abs_rel_error": None,
 }
 CALIBRATION_CSV = "calibration.csv"
-GPUS_CSV = "gpus.csv"
+Case = tuple[Scenario, CaseFacts, str]  # scenario, case facts, GPU generation
 
 
 def default_case_file() -> Path:
@@ -75,54 +80,43 @@ def default_case_file() -> Path:
     return bundled_data_dir() / CALIBRATION_CSV
 
 
-def load_case_file(path: Path | str) -> list[dict[str, str]]:
-    """Read and check a case file; a bad file raises ValueError with one line naming file, line and column."""
-    path = Path(path)
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.DictReader(handle)
-            if reader.fieldnames is None:
-                raise ValueError(
-                    f"{path}: empty file (a case file starts with the header of calibration.csv)"
-                )
-            _check_columns(reader.fieldnames, str(path))
-            labelled = [(f"{path} line {reader.line_num}", row) for row in reader]
-    except OSError as err:
-        raise ValueError(f"{path}: cannot read the case file ({err.strerror or type(err).__name__})") from err
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{path}: not UTF-8 text (byte {err.start})") from err
-    except csv.Error as err:
-        raise ValueError(f"{path}: not a readable CSV file ({err})") from err
-    return _checked_rows(labelled)
-
-
-def validate_file(path: Path | str, category: str | None = None, *, include_basis: bool = False) -> dict:
-    """`validate_cases` on a case file (see `load_case_file`)."""
-    return validate_cases(load_case_file(path), category, include_basis=include_basis)
+def validate_file(
+    path: Path | str, category: str | None = None, *, refit: str | None = None, include_basis: bool = False
+) -> dict:
+    """`validate_cases` on a case file (see `planner.cases.case_file.load_case_file`)."""
+    return validate_cases(load_case_file(path), category, refit=refit, include_basis=include_basis)
 
 
 def validate_cases(
     rows: Iterable[Mapping[str, Any]] | pl.DataFrame,
     category: str | None = None,
     *,
+    refit: str | None = None,
     include_basis: bool = False,
+    cats: Catalogs | None = None,
 ) -> dict[str, Any]:
     """Every row predicted in its unit and the error statistics per category (`validate --format json`).
 
     `rows`: case-file rows (dicts of text; a polars frame of them is accepted too). `category` keeps the
-    rows of one category in the output; the leave-one-out presets are still built from every throughput
-    and time row, so a filtered run gives the same numbers as a full one. `include_basis` adds a `basis`
-    key per row (what the prediction rests on) beyond the contract's keys.
+    rows of one category in the output (refit presets still come from every row, so a filtered run gives the
+    same numbers as a full one). `refit`: None (shipped presets), "row" or "source". `include_basis` adds a
+    `basis` key per row (what the prediction rests on) beyond the contract's keys. `cats`: the catalogues
+    (default: the shipped ones).
     """
     if category is not None and category not in CATEGORIES:
         raise ValueError(f"category: must be one of {', '.join(CATEGORIES)} (got {category!r})")
+    if refit is not None and refit not in REFIT_MODES:
+        raise ValueError(f"refit: must be one of {', '.join(REFIT_MODES)} (got {refit!r})")
     records = list(rows.to_dicts() if hasattr(rows, "to_dicts") else rows)
     if records:
-        _check_columns(sorted({key for record in records for key in record}), "case rows")
-    checked = _checked_rows([(f"row {i + 1}", record) for i, record in enumerate(records)])
+        check_columns(sorted({key for record in records for key in record}), "case rows")
+    checked = checked_rows([(f"row {i + 1}", record) for i, record in enumerate(records)])
+    cats = default_catalogs() if cats is None else cats
+    gpus = GpuMatcher(cats)
+    cases = {row["case_id"]: _case(row, cats, gpus) for row in checked}
     wanted = [row for row in checked if category is None or row["category"] == category]
-    predicted = _predict(wanted, checked)
-    results = [predicted[row["case_id"]] for row in wanted]
+    presets = _Presets(cats, refit, checked, cases)
+    results = [_predicted(row, cases[row["case_id"]], presets) for row in wanted]
     categories = (
         [category] if category else [c for c in CATEGORIES if any(r["category"] == c for r in wanted)]
     )
@@ -131,131 +125,79 @@ def validate_cases(
 
 
 def error_summary(results: Sequence[Mapping[str, Any]], categories: Sequence[str]) -> dict[str, Any]:
-    """Per category: n (all rows), n_skipped, and median / p90 / max |rel_error| over the predicted rows.
-
-    The statistics are `planner.cases.case_scoring.summarise`'s, so validate and scripts/check_throughput_rows.py
-    agree; a category without rows gets n = 0 and no statistics.
-    """
+    """Per category: n (all rows), n_skipped, and median / p90 / max |rel_error| over the predicted rows;
+    a category without rows gets n = 0 and no statistics."""
     stats = summarise(results)
     return {category: stats.get(category, dict(EMPTY_SUMMARY)) for category in categories}
 
 
-# --- checking rows ------------------------------------------------------------------------------------------
+def _case(row: dict[str, str], cats: Catalogs, gpus: GpuMatcher) -> Case | str:
+    """The row's Scenario and facts (an MWh or tCO2e row as its GPU-hour view), or why it has none."""
+    unit, category = row["measured_unit"], row["category"]
+    if unit not in CATEGORY_UNITS[category]:
+        return f"measured_unit {unit!r} is not predicted for category {category!r}"
+    view = {**row, "measured_unit": "gpu_hours"} if unit in ENERGY_CHAIN_UNITS else row
+    made = case_scenario(view, cats, gpus)
+    if isinstance(made, str):
+        return f"GPU-hours cannot be predicted: {made}" if view is not row else made
+    gpu = gpus.match(made[0].gpu)
+    return made[0], made[1], str(gpu["generation"]) if isinstance(gpu, dict) else "default"
 
 
-def _check_columns(columns: Sequence[str], where: str) -> None:
-    missing = [column for column in REQUIRED_COLUMNS if column not in columns]
-    if missing:
-        raise ValueError(
-            f"{where}: missing columns {', '.join(missing)} (a case file has the columns of calibration.csv)"
-        )
+class _Presets:
+    """The catalogues each row is predicted with: the shipped ones, or with presets refit without the row
+    (or its source document) from the file's own throughput and time rows."""
+
+    def __init__(
+        self, cats: Catalogs, refit: str | None, rows: Sequence[dict[str, str]], cases: dict
+    ) -> None:
+        self.cats, self.refit = cats, refit
+        self.records: list[tuple[str, dict[str, Any]]] = []  # (holdout key, record)
+        self._tables: dict[str, Catalogs] = {}
+        if refit is None:
+            return
+        for row in rows:
+            case = cases[row["case_id"]]
+            if row["category"] in PRESET_CATEGORIES and not isinstance(case, str):
+                record = efficiency_record(case[0], case[1], case[2], cats)
+                if isinstance(record, dict):
+                    self.records.append((self._key(row), record))
+
+    def _key(self, row: Mapping[str, str]) -> str:
+        return source_of(row) if self.refit == "source" else row["case_id"]
+
+    def for_row(self, row: Mapping[str, str]) -> tuple[Catalogs, str]:
+        """(catalogues, words for the basis) for one row; memory rows use no efficiency preset."""
+        if self.refit is None or row["category"] == "memory":
+            return self.cats, "shipped presets"
+        key = self._key(row)
+        if key not in self._tables:
+            kept = [record for holdout, record in self.records if holdout != key]
+            table = refit_table(kept, f"{self.refit} {key}")
+            self._tables[key] = replace(self.cats, efficiency=table)
+        what = "this row" if self.refit == "row" else f"source {key}"
+        return self._tables[key], f"presets refit without {what}"
 
 
-def _checked_rows(labelled: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, str]]:
-    """Rows as stripped text (None and missing optional columns → ""), each checked by `_check_row`."""
-    rows, seen = [], set()
-    for where, raw in labelled:
-        row = {str(key): "" if value is None else str(value).strip() for key, value in raw.items() if key}
-        row.update({column: row.get(column, "") for column in OPTIONAL_COLUMNS})
-        _check_row(row, where)
-        if row["case_id"] in seen:
-            raise ValueError(
-                f"{where}, column case_id: {row['case_id']!r} appears twice (ids must be unique)"
-            )
-        seen.add(row["case_id"])
-        rows.append(row)
-    return rows
-
-
-def _check_row(row: Mapping[str, str], where: str) -> None:
-    if not row["case_id"]:
-        raise ValueError(f"{where}, column case_id: empty (every case needs an id)")
-    if row["category"] not in CATEGORIES:
-        raise ValueError(
-            f"{where}, column category: {row['category']!r} is not one of {', '.join(CATEGORIES)}"
-        )
-    if row["measured_unit"] not in MEASURED_UNITS:
-        raise ValueError(f"{where}, column measured_unit: {row['measured_unit']!r} is not a known unit")
-    for column in NUMERIC_COLUMNS:
-        text = row[column]
-        if column == "measured_value" and not text:
-            raise ValueError(f"{where}, column measured_value: empty (a case needs its published figure)")
-        if text and not _positive_number(text):
-            raise ValueError(f"{where}, column {column}: {text!r} is not a number > 0 (or empty)")
-
-
-def _positive_number(text: str) -> bool:
+def _predicted(row: dict[str, str], case: Case | str, presets: _Presets) -> dict[str, Any]:
+    if isinstance(case, str):
+        return _result(row, None, case, "")
+    scenario, facts, _ = case
+    cats, label = presets.for_row(row)
     try:
-        value = float(text)
-    except ValueError:
-        return False
-    return math.isfinite(value) and value > 0
-
-
-# --- predicting ---------------------------------------------------------------------------------------------
-
-
-def _predict(wanted: Sequence[dict[str, str]], every_row: Sequence[dict[str, str]]) -> dict[str, dict]:
-    """case_id → result row (contract keys + basis) for the wanted rows."""
-    results = {row["case_id"]: _memory_result(row) for row in wanted if row["category"] == "memory"}
-    if any(row["category"] != "memory" for row in wanted):
-        results.update(_compute_and_energy_results(wanted, every_row))
-    return results
-
-
-def _memory_result(row: Mapping[str, str]) -> dict[str, Any]:
-    case = predict_memory_case(row)
-    read_as = " (statistic not stated: read as allocated)" if "unspecified" in case.measured_unit else ""
-    return _result(row, case.predicted, case.skipped_reason, f"{case.statistic} peak per GPU{read_as}")
-
-
-def _compute_and_energy_results(
-    wanted: Sequence[dict[str, str]], every_row: Sequence[dict[str, str]]
-) -> dict[str, dict[str, Any]]:
-    """Throughput, time and energy rows from one `score_cases` pass over the whole file.
-
-    A MWh or tCO2e row joins the pass as a GPU-hour row of the same configuration ("its GPU-hours view"):
-    score_cases predicts GPU-hours from the configuration alone (the measured value only enters the
-    rel_error it computes, which is discarded here), then the row's power, PUE and grid intensity convert.
-    """
-    chain = [
-        row for row in wanted if row["category"] == "energy" and row["measured_unit"] in ENERGY_CHAIN_UNITS
-    ]
-    chain_ids = {row["case_id"] for row in chain}
-    views = [{**row, "measured_unit": "gpu_hours"} for row in chain]
-    scored = {r["case_id"]: r for r in score_cases([*every_row, *views], _case_gpus(), holdout="row")}
-    results = {}
-    for row in wanted:
-        if row["category"] == "memory":
-            continue
-        score = scored.get(row["case_id"])
-        if row["case_id"] in chain_ids:
-            results[row["case_id"]] = _energy_chain_result(row, score)
-        elif score is None:
-            reason = (
-                f"measured_unit {row['measured_unit']!r} is not predicted for category {row['category']!r}"
-            )
-            results[row["case_id"]] = _result(row, None, reason, "")
-        else:
-            results[row["case_id"]] = _result(row, score["predicted"], score["skipped_reason"], _basis(score))
-    return results
-
-
-def _energy_chain_result(row: Mapping[str, str], gpu_hours_score: Mapping[str, Any] | None) -> dict:
-    if gpu_hours_score is None or gpu_hours_score["predicted"] is None:
-        reason = (gpu_hours_score or {}).get("skipped_reason") or "no GPU-hour prediction"
-        return _result(row, None, f"GPU-hours cannot be predicted: {reason}", "")
-    hours = float(gpu_hours_score["predicted"])
-    basis = f"case-model {hours:,.0f} GPU-hours at {_basis(gpu_hours_score)}"
-    case = energy_from_gpu_hours(row, hours, basis)
-    return _result(row, case.predicted, case.skipped_reason, case.basis)
-
-
-def _basis(score: Mapping[str, Any]) -> str:
-    if score.get("efficiency_used") is None:
-        return ""
-    parts = [f"efficiency preset {score['efficiency_used']:.3f}"]
-    return "; ".join([*parts, *filter(None, [score.get("assumptions")])])
+        value, efficiency = predict_case(scenario, facts, cats)
+    except ValueError as err:  # a preset cell the (refit) table cannot fill, an unknown catalogue name
+        return _result(row, None, f"no prediction: {str(err).splitlines()[0]}", "")
+    if facts.statistic:
+        read_as = " (statistic not stated: read as allocated)" if "unspecified" in facts.measured_unit else ""
+        head = f"{facts.statistic} peak per GPU{read_as}"
+    else:
+        head = f"efficiency {efficiency:.3f} ({label})"
+    basis = "; ".join([head, *facts.assumptions])
+    if row["measured_unit"] in ENERGY_CHAIN_UNITS:
+        energy = energy_from_gpu_hours(row, value, f"case-model {value:,.0f} GPU-hours at {basis}")
+        return _result(row, energy.predicted, energy.skipped_reason, energy.basis)
+    return _result(row, value, None, basis)
 
 
 def _result(
@@ -275,10 +217,3 @@ def _result(
         "skipped_reason": (reason or "no prediction") if predicted is None else None,
         "basis": basis if predicted is not None else "",
     }
-
-
-@lru_cache(maxsize=1)
-def _case_gpus() -> dict[str, dict[str, Any]] | None:
-    """The bundled GPU catalogue's figures for the case model (its built-in figures when absent)."""
-    path = bundled_data_dir() / GPUS_CSV
-    return load_case_gpus(path) if path.is_file() else None

@@ -229,8 +229,8 @@ def fill_missing(cells: dict[Key, dict[str, Any]]) -> dict[Key, dict[str, Any]]:
         for bucket in SIZE_BUCKETS:
             for method, precision in combos:
                 key = (gen, bucket, method, precision)
-                if key not in filled:
-                    base = filled[(reference, bucket, method, precision)]
+                base = filled.get((reference, bucket, method, precision))
+                if key not in filled and base is not None:  # no reference cell: left out, lookups say so
                     filled[key] = _scaled(base, factor, f"{reference} x MAMF ratio {factor:.2f}")
     return filled
 

@@ -2,22 +2,18 @@
 
 Every field is a float or a numpy array; arrays broadcast together, so one call evaluates one scenario, a
 GPU catalogue or a sweep. Categorical choices arrive as numbers (codes and bytes per parameter from
-`planner.formulas.recipes`); `planner.cases.memory_cases` builds these inputs from a Scenario or a case row.
+`planner.formulas.recipes`); `planner.resolve` builds them (as columns) from a Scenario, and a published
+case row becomes a Scenario first (`planner.cases.case_row`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
 
 import numpy as np
 
 from planner.formulas.activations import FloatOrArray
-from planner.formulas.recipes import METHOD_CODES, RECOMPUTE_CODES, recipe_bytes_per_param
 from planner.formulas.units import GIB_BYTES as GIB
-from planner.inputs.scenario import Scenario
-from planner.model.architecture import count_params, lora_adapter_params
-from planner.model.shape import ModelShape
 
 # CUDA context, cuBLAS/NCCL workspaces and communication buffers outside PyTorch's caching allocator: the
 # seed's 2 GiB (Scenario.overhead_gib). nvidia-smi shows it on top of the allocator's reserved memory.
@@ -103,60 +99,3 @@ class MemoryBreakdown:
 
     def as_dict(self) -> dict[str, FloatOrArray]:
         return {field.name: getattr(self, field.name) for field in fields(self)}
-
-
-def build_memory_inputs(shape: ModelShape, n_params: float, **choices: Any) -> MemoryInputs:
-    """MemoryInputs for a shape and the Scenario-style choices (method, optimizer, precision, tp, ...).
-
-    `n_params` is the count the model states use (a published total, or `count_params(shape).total`).
-    Categorical choices become numbers here (planner.formulas.recipes); the rest pass through unchanged.
-    """
-    method, optimizer, precision = choices.pop("method"), choices.pop("optimizer"), choices.pop("precision")
-    rank, targets = choices.pop("lora_rank", 16), choices.pop("lora_targets", "all_linear")
-    recipe = recipe_bytes_per_param(method, optimizer, precision, choices.pop("qlora_double_quant", True))
-    recompute = choices.pop("recompute", "none")
-    counts = count_params(shape)
-    return MemoryInputs(
-        n_params=n_params,
-        n_embedding_params=float(counts.embedding + counts.position),
-        n_head_params=float(counts.head),
-        n_layers=float(shape.n_layers),
-        hidden=float(shape.hidden_size),
-        n_heads=float(shape.n_heads),
-        n_kv_heads=float(shape.n_kv_heads),
-        head_dim=float(shape.head_dim),
-        # the width a token passes through: the dense MLP, or its top-k + shared experts
-        ffn_hidden=float(counts.mlp_active / (shape.n_layers * _matrices(shape) * shape.hidden_size)),
-        n_mlp_matrices=float(_matrices(shape)),
-        vocab=float(shape.vocab_size),
-        method=float(METHOD_CODES[method]),
-        n_adapter_params=float(lora_adapter_params(shape, rank, targets)) if method != "full" else 0.0,
-        weight_bytes=recipe["weights"],
-        grad_bytes=recipe["grads"],
-        master_bytes=recipe["master"],
-        optimizer_bytes=recipe["optimizer"],
-        frozen_weight_bytes=recipe["frozen_weights"],
-        frozen_other_weight_bytes=recipe["frozen_other_weights"],
-        activation_bytes=recipe["activation_element"],
-        recompute=float(RECOMPUTE_CODES[recompute] if isinstance(recompute, str) else recompute),
-        **{key: float(value) for key, value in choices.items()},
-    )
-
-
-def _matrices(shape: ModelShape) -> int:
-    return 3 if shape.mlp_kind == "swiglu" else 2
-
-
-def memory_inputs_from_scenario(scenario: Scenario, shape: ModelShape, n_params: float) -> MemoryInputs:
-    """MemoryInputs for one Scenario (the planner's own inputs), with a resolved shape and parameter count."""
-    s = scenario
-    return build_memory_inputs(
-        shape, n_params, method=s.method, optimizer=s.optimizer, precision=s.precision, lora_rank=s.lora_rank,
-        lora_targets=s.lora_targets, qlora_double_quant=s.qlora_double_quant, recompute=s.recompute,
-        seq_len=s.seq_len, micro_batch=s.micro_batch, grad_accum=s.grad_accum, tp=s.tp, pp=s.pp, cp=s.cp,
-        dp=s.dp, zero_stage=s.zero_stage, hybrid_shard=s.hybrid_shard, gpus_per_node=s.gpus_per_node,
-        sequence_parallel=s.sequence_parallel, flash_attention=s.flash_attention,
-        fused_cross_entropy=s.fused_cross_entropy, offload_optimizer=s.offload_optimizer,
-        offload_params=s.offload_params, overhead_bytes=s.overhead_gib * GIB,
-        fragmentation_frac=s.fragmentation_frac, bytes_per_param=s.bytes_per_param or np.nan,
-    )  # fmt: skip

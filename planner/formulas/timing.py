@@ -8,11 +8,10 @@ Two ways to turn FLOPs into time, chosen per row by the numeric flag `end_to_end
   4 × 400 TFLOP/s at 0.3 gives exactly 9,000 s = 2.5 h.
 * **A preset** (`end_to_end` = 0): the efficiency presets in `data/efficiency.csv` are *compute-only*: the
   share of peak the GPUs reach on the FLOPs they actually execute (hardware FLOPs, recomputation included)
-  once exposed communication and the pipeline bubble are taken out. `scripts/derive_efficiency.py` takes
-  them out of each published measurement with `compute_time_from_step_s`, the exact inverse of
-  `step_time_s`, using the same communication model at an overlap of 0.9
-  (`planner.cases.compute_cases.CALIBRATION_OVERLAP_FRAC`, what the published FSDP and Megatron runs imply); the
-  estimate puts them back with `step_time_s`. Nothing is counted twice as long as the scenario's overlap
+  once exposed communication and the pipeline bubble are taken out. `scripts/derive_efficiency.py` finds,
+  for each published measurement, the utilisation at which `planner.evaluate` reproduces it, with the same
+  communication model at an overlap of 0.9 (`planner.cases.case_defaults.OVERLAP_FRAC`, what the published
+  FSDP and Megatron runs imply); the estimate puts them back with `step_time_s`. Nothing is counted twice as long as the scenario's overlap
   matches that figure, and a slower network or a deeper pipeline makes the estimate slower, which a single
   end-to-end MFU could not show.
 

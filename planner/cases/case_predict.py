@@ -1,0 +1,131 @@
+"""A case's Scenario through resolve -> evaluate (what `planner.estimate` runs), read out in the row's unit.
+
+Two directions over the same evaluation: `predict_case` reads the evaluated plan in the measured unit (tokens/s
+per GPU, samples/s, TFLOP/s, s per iteration, days, GPU-hours, or the memory statistic the row names);
+`case_efficiency` finds the compute-only utilisation at which the evaluated step reproduces the measured one
+(what the efficiency presets hold, `scripts/derive_efficiency.py`). Only unit conversion lives here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from planner.cases.case_row import MEMORY_UNITS, CaseFacts
+from planner.catalogue.catalog import Catalogs
+from planner.evaluate import evaluate
+from planner.formulas import compute
+from planner.formulas.units import SECONDS_PER_HOUR
+from planner.inputs.scenario import Scenario
+from planner.resolve import resolve
+
+SECONDS_PER_DAY = 86_400.0
+MEMORY_KEYS = {"allocated": "allocated_peak_bytes", "reserved": "reserved_peak_bytes", "device": "peak_bytes"}
+STEP_PROPORTIONAL_UNITS = ("s_per_iteration", "days", "gpu_hours")  # the rest are inverse to the step time
+# Utilisations searched for a measured step (compute-only efficiency): wide enough to report a row that needs
+# more than the dense peak (it is then left out of the presets), fine enough for 4 significant digits.
+SEARCH_UTILISATION = np.geomspace(1e-3, 2.0, 1201)
+
+
+def evaluated(scenario: Scenario, cats: Catalogs) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(resolved input columns, evaluate's outputs) of a case's Scenario."""
+    columns = dict(resolve(scenario, cats).columns)
+    return columns, evaluate(columns)
+
+
+def predict_case(scenario: Scenario, facts: CaseFacts, cats: Catalogs) -> tuple[float, float]:
+    """(predicted value in the row's unit, the compute efficiency the prediction used)."""
+    columns, out = evaluated(scenario, cats)
+    return read_out(columns, out, facts), float(columns["utilisation"])
+
+
+def read_out(c: Mapping[str, Any], out: Mapping[str, Any], facts: CaseFacts) -> float:
+    """Evaluate's outputs in the row's measured unit."""
+    unit = interpreted_unit(c, out, facts)
+    if unit in MEMORY_UNITS:
+        return float(out[MEMORY_KEYS[facts.statistic]]) / facts.unit_bytes
+    per_gpu = out["tokens_per_s_per_gpu"]
+    readers = {
+        "tokens_per_s_per_gpu": lambda: per_gpu,
+        "tokens_per_s_total": lambda: per_gpu * c["n_gpus"],
+        "samples_per_s_total": lambda: per_gpu * c["n_gpus"] / c["seq_len"],
+        "tflops_per_gpu_model": lambda: per_gpu * source_flops_per_token(c, out, facts)[0] / 1e12,
+        "tflops_per_gpu_hardware": lambda: per_gpu * source_flops_per_token(c, out, facts)[1] / 1e12,
+        "s_per_iteration": lambda: out["step_time_s"],
+        "days": lambda: out["wall_clock_s"] / SECONDS_PER_DAY,
+        "gpu_hours": lambda: out["wall_clock_s"] * c["n_gpus"] / SECONDS_PER_HOUR,
+    }
+    return float(np.asarray(readers[unit]()))
+
+
+def interpreted_unit(c: Mapping[str, Any], out: Mapping[str, Any], facts: CaseFacts) -> str:
+    """The unit a value is read in; an ambiguous tokens/s is total when a per-GPU reading would need more
+    model FLOP/s than the GPU's dense peak (the only physically possible reading), per GPU otherwise."""
+    if facts.measured_unit != "tokens_per_s_ambiguous":
+        return facts.measured_unit
+    model_per_token = float(out["model_flops"] / out["processed_tokens"])
+    per_gpu_ceiling = c["peak_flops_per_s"] / model_per_token
+    return "tokens_per_s_total" if facts.measured_value > per_gpu_ceiling else "tokens_per_s_per_gpu"
+
+
+def source_flops_per_token(c: Mapping[str, Any], out: Mapping[str, Any], facts: CaseFacts) -> tuple[Any, Any]:
+    """(model, hardware) FLOPs per token as the source counts them: Megatron's TFLOP/s counter counts the
+    full attention matrix (`attention_fwd_flops_per_token` with causal = 0), the planner the causal half."""
+    model = out["model_flops"] / out["processed_tokens"]
+    hardware = out["hardware_flops"] / out["processed_tokens"]
+    if not facts.full_attention_counted:
+        return model, hardware
+    args = (c["n_layers"], c["n_heads"], c["head_dim"], c["seq_len"])
+    causal = compute.attention_fwd_flops_per_token(*args, 1)
+    full = compute.attention_fwd_flops_per_token(*args, 0)
+    source_model = model + compute.ATTENTION_TRAINING_OVER_FORWARD * (full - causal)
+    frozen = c["method"] > 0
+    source_hardware = compute.hardware_flops_per_token(
+        source_model,
+        c["n_layer_matmul_params"] + c["n_adapter_params"] * frozen,
+        full,
+        c["flash_attention"],
+        c["recompute"] == 2,
+        np.isin(c["recompute"], (1, 3)),
+    )
+    return source_model, source_hardware
+
+
+def case_efficiency(scenario: Scenario, facts: CaseFacts, cats: Catalogs) -> float | str:
+    """The compute-only utilisation at which resolve -> evaluate reproduces the measured value, or why none.
+
+    Every throughput and time unit is proportional or inverse to the step time, so the measured value gives
+    a target step; evaluate's step falls strictly as the utilisation rises (timing.step_time_s), so the
+    target is found on a grid of utilisations evaluated at once and interpolated in 1 / utilisation (exact
+    where the step is linear in it), then refined once on a narrow grid.
+    """
+    columns, out = evaluated(scenario, cats)
+    at_preset = read_out(columns, out, facts)
+    ratio = facts.measured_value / at_preset
+    target_step_s = float(out["step_time_s"]) * (
+        ratio if facts.measured_unit in STEP_PROPORTIONAL_UNITS else 1 / ratio
+    )
+    utilisation = _solve(columns, target_step_s, SEARCH_UTILISATION)
+    if isinstance(utilisation, str):
+        return utilisation
+    refined = _solve(columns, target_step_s, utilisation * np.linspace(0.995, 1.005, 201))
+    return utilisation if isinstance(refined, str) else refined
+
+
+def _solve(columns: Mapping[str, Any], target_step_s: float, grid: np.ndarray) -> float | str:
+    probe = np.append(grid, 1e12)  # the last point: compute takes no time, only communication is left
+    steps = np.asarray(
+        evaluate({**columns, "utilisation": probe, "utilisation_low": probe, "utilisation_high": probe})[
+            "step_time_s"
+        ]
+    )
+    if target_step_s <= steps[-1]:
+        return "modelled communication alone exceeds the measured step"
+    steps, inverse = steps[:-1][::-1], (1.0 / grid)[::-1]  # ascending in 1 / utilisation
+    if target_step_s > steps[-1]:
+        return f"implies under {grid[0]:.1%} of the dense peak"
+    if target_step_s < steps[0]:
+        return f"implies over {grid[-1]:.0%} of the dense peak: inconsistent with the datasheet"
+    return float(1.0 / np.interp(target_step_s, steps, inverse))

@@ -1,0 +1,211 @@
+"""A case row (the columns of reference/calibration.csv, DESIGN.md §4) -> a `Scenario` plus the case-only facts.
+
+`case_scenario` is the one door from a published measurement into the planner: the row's cells become the
+Scenario a user would type (blank cells by `planner.cases.case_defaults`, free text by
+`planner.cases.case_words`), and `planner.cases.case_predict` runs it through resolve -> evaluate, the code
+`planner.estimate` runs. What a Scenario cannot hold (the measured value, its unit and statistic, the GPU count
+as published, how the source counts FLOPs) travels beside it in `CaseFacts`. A row that cannot be predicted
+gets a reason (str) instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from planner.cases import case_words as words
+from planner.cases.case_defaults import (
+    BLANK_DEFAULTS,
+    GPUS_PER_NODE,
+    LORA_TARGETS,
+    OVERLAP_FRAC,
+    default,
+    inter_node_gb_per_s,
+    note,
+)
+from planner.cases.case_gpu import GpuMatcher
+from planner.cases.case_shape import case_shape
+from planner.catalogue.catalog import Catalogs
+from planner.formulas.units import GIB_BYTES
+from planner.inputs.scenario import Scenario
+
+# measured_unit -> (memory statistic, bytes per unit). "Unspecified" is read as allocated: PEFT's memory
+# tracker reads torch.cuda.max_memory_allocated and torchtune's logger leads with the peak active bytes.
+MEMORY_UNITS: dict[str, tuple[str, float]] = {
+    "gib_peak_allocated_per_gpu": ("allocated", GIB_BYTES),
+    "gib_peak_reserved_per_gpu": ("reserved", GIB_BYTES),
+    "gib_device_used_per_gpu": ("device", GIB_BYTES),
+    "gib_peak_per_gpu_unspecified": ("allocated", GIB_BYTES),
+    "gb_peak_per_gpu_unspecified": ("allocated", 1e9),
+}
+TIME_UNITS = (
+    "tokens_per_s_per_gpu", "tokens_per_s_ambiguous", "samples_per_s_total", "tflops_per_gpu_model",
+    "tflops_per_gpu_hardware", "s_per_iteration", "days", "gpu_hours",
+)  # fmt: skip
+RUN_LENGTH_UNITS = ("days", "gpu_hours")  # need the run's token count
+
+
+@dataclass(frozen=True)
+class CaseFacts:
+    """What a prediction needs beside the Scenario: the published figure, its unit, and reading rules."""
+
+    case_id: str
+    category: str
+    measured_value: float
+    measured_unit: str  # the unit the prediction is read out in (a GPU-hour view for MWh/tCO2e rows)
+    statistic: str  # memory rows: allocated, reserved or device; "" otherwise
+    unit_bytes: float  # memory rows: bytes per unit (GiB or GB)
+    n_gpus_published: float | None  # the GPU count as the row states it (None: not stated)
+    # Megatron's TFLOP/s counter (2021 paper, 2024 README) counts the full attention matrix, not the causal half
+    full_attention_counted: bool
+    assumptions: tuple[str, ...]
+
+
+def case_scenario(row: dict[str, str], cats: Catalogs, gpus: GpuMatcher) -> tuple[Scenario, CaseFacts] | str:
+    """The Scenario of one case row and its case-only facts, or the reason it cannot be predicted."""
+    unit, category = row["measured_unit"], row["category"]
+    reason = _skip_reason(row, unit)
+    if reason:
+        return reason
+    notes: list[str] = []
+    gpu = gpus.match(row["gpu"])
+    if isinstance(gpu, str) or words.power_capped(row["gpu"]):
+        if category != "memory":
+            return gpu if isinstance(gpu, str) else _capped(row["gpu"])
+        # No GPU figure enters the memory model, so a memory row is predicted on any catalogue GPU.
+        gpu = gpus.stand_in() if isinstance(gpu, str) else gpu
+        notes.append(f"GPU '{row['gpu']}' not used by the memory model: {gpu['name']} stands in")
+    shape = case_shape(row, notes)
+    if isinstance(shape, str):
+        return shape
+    fields = _scenario_fields(row, notes)
+    fields.update(
+        model="",
+        model_shape=shape,
+        gpu=gpu["name"],
+        inter_node_gb_per_s=inter_node_gb_per_s(gpu["generation"]),
+    )
+    try:
+        scenario = Scenario.model_validate(fields)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "layout"
+        return f"inconsistent configuration: {where}: {first['msg']}"
+    statistic, unit_bytes = MEMORY_UNITS.get(unit, ("", 1.0))
+    facts = CaseFacts(
+        case_id=row["case_id"],
+        category=category,
+        measured_value=float(row["measured_value"]),
+        measured_unit=unit,
+        statistic=statistic,
+        unit_bytes=unit_bytes,
+        n_gpus_published=words.number(row, "n_gpus"),
+        full_attention_counted=unit.startswith("tflops"),
+        assumptions=tuple(notes),
+    )
+    return scenario, facts
+
+
+def _capped(gpu_cell: str) -> str:
+    return f"GPU '{gpu_cell}' runs below its datasheet clocks (power-capped): capped clocks are not modelled"
+
+
+def _skip_reason(row: dict[str, str], unit: str) -> str | None:
+    """Rows whose measurement the planner cannot reproduce, by rules on the columns (never on the case id)."""
+    notes, optimizer = row.get("notes", "").lower(), row["optimizer"].lower()
+    if unit == "gb_upper_bound_per_gpu":
+        return "an upper bound (the run fits within it), not a peak reading"
+    if unit not in MEMORY_UNITS and unit not in TIME_UNITS:
+        return f"measured_unit {unit!r} is not predicted for category {row['category']!r}"
+    if "no packing" in notes:
+        return "unpacked batches padded to their longest sample: seq_len is only the maximum length"
+    if words.number(row, "active_params_b") not in (None, words.number(row, "params_b")):
+        return "mixture-of-experts row: the expert layout is not in the case columns"
+    if unit in MEMORY_UNITS and "paged" in optimizer:
+        return "paged optimizer state lives in unified memory and moves to the host as VRAM runs short"
+    if unit in TIME_UNITS and "offload" in row["zero_stage_or_fsdp"].lower():
+        return "parameters and optimizer offloaded to the CPU: host transfers bound the step (not modelled)"
+    if unit in TIME_UNITS and not row["seq_len"]:
+        return "sequence length not stated: a throughput or time cannot be predicted without it"
+    if unit in RUN_LENGTH_UNITS and not row["n_tokens_b"]:
+        return f"a figure in {unit} needs the run's token count (n_tokens_b)"
+    return None
+
+
+def _scenario_fields(row: dict[str, str], notes: list[str]) -> dict[str, Any]:
+    """Scenario fields from the row's cells; each blank cell by its default (noted in `notes`)."""
+
+    def given(column: str) -> float:
+        value = words.number(row, column)
+        if value is None:
+            notes.append(note(column))
+            return default(column)
+        return value
+
+    tp, pp, cp = (int(words.number(row, k) or 1) for k in ("tp", "pp", "cp"))
+    stated_gpus = words.number(row, "n_gpus")
+    n_gpus = int(stated_gpus or tp * pp * cp * (words.number(row, "dp") or 1))
+    if stated_gpus is None:
+        notes.append(note("n_gpus"))
+    dp = max(n_gpus // (tp * pp * cp), 1)
+    stated_accum, stated_global = words.number(row, "grad_accum"), words.number(row, "global_batch")
+    if (
+        words.number(row, "micro_batch") is None
+        and stated_global
+        and words.batch_split_per_stage(row["notes"])
+    ):
+        micro_batch = float(max(round(stated_global / (dp * pp)), 1))
+        notes.append(f"micro_batch not stated: the batch per replica split into {pp} pipeline micro-batches")
+    else:
+        micro_batch = given("micro_batch")
+    global_batch = stated_global or micro_batch * (stated_accum or 1.0) * dp
+    grad_accum = stated_accum or max(round(global_batch / (micro_batch * dp)), 1)
+    method = row["method"].lower() or "full"
+    if not row["method"]:
+        notes.append(note("method"))
+    stage, hybrid, offload = words.read_sharding(row["zero_stage_or_fsdp"])
+    if stage is None:
+        stage = 1 if n_gpus > 1 else 0
+        notes.append(note("zero_stage_or_fsdp", f"ZeRO-{stage}"))
+    precision = words.read_precision(row["precision"])
+    if precision is None:
+        precision = "fp32" if stated_gpus == 1 else "bf16_mixed"
+        notes.append(note("precision", precision))
+    recompute, offload_activations = words.read_recompute(row["activation_ckpt"])
+    flash = words.read_flash(row["flash_attn"])
+    if flash is None:
+        notes.append(note("flash_attn"))
+    seq_len = int(given("seq_len"))
+    return {
+        # a rate does not depend on the run's length; a figure in days or GPU-hours has its count (checked)
+        "total_tokens_b": words.number(row, "n_tokens_b") or 1.0,
+        "seq_len": seq_len,
+        "tokens_per_example": seq_len,  # one packed sequence per example: no padding
+        "packing": True,
+        "n_gpus": n_gpus,
+        "gpus_per_node": GPUS_PER_NODE,
+        "tp": tp,
+        "pp": pp,
+        "cp": cp,
+        "micro_batch": int(micro_batch),
+        "grad_accum": int(grad_accum),
+        "method": method if method in ("full", "lora", "qlora") else "full",
+        "lora_rank": int(given("lora_rank") if method != "full" else default("lora_rank")),
+        "lora_targets": LORA_TARGETS,
+        "optimizer": words.read_optimizer(row["optimizer"]),
+        "precision": precision,
+        "zero_stage": stage,
+        "hybrid_shard": hybrid,
+        "offload_optimizer": offload,
+        "offload_params": offload,
+        "offload_activations": offload_activations,
+        "optimizer_in_backward": words.optimizer_in_backward(row["optimizer"]),
+        "recompute": recompute,
+        # frameworks that offer TP pair it with sequence parallelism (Megatron-LM, torchtitan)
+        "sequence_parallel": tp > 1,
+        "flash_attention": BLANK_DEFAULTS["flash_attn"].value if flash is None else flash,
+        "fused_cross_entropy": words.fused_cross_entropy(row),
+        "overlap_frac": OVERLAP_FRAC,
+    }

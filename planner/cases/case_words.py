@@ -1,0 +1,114 @@
+"""The keyword vocabulary that reads a case row's free-text cells (precision, optimizer, sharding, recompute...).
+
+Published tables describe a configuration in words ("bf16 AMP (Composer amp_bf16)", "FSDP2 (fully_shard,
+8-way)", "selective (per-op SAC)"). Each reader below looks for a few keywords and returns a Scenario value;
+an empty cell returns None, so the one table of blank-cell defaults (`planner.cases.case_defaults`) decides.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+
+def text(row: Mapping[str, Any], key: str) -> str:
+    """A cell as stripped text; a missing column reads as empty ("not published", DESIGN.md §4)."""
+    value = row.get(key)
+    return "" if value is None else str(value).strip()
+
+
+def number(row: Mapping[str, Any], key: str) -> float | None:
+    """A numeric cell as a float; empty is None (the file check has already refused non-numbers)."""
+    cell = text(row, key)
+    return float(cell) if cell else None
+
+
+def read_precision(cell: str) -> str | None:
+    """Scenario.precision from e.g. "bf16 AMP", "fp8 (TE) + bf16", "mixed precision (16-bit)"."""
+    low = cell.lower()
+    if not low:
+        return None
+    if "fp8" in low or "float8" in low:
+        return "fp8_mixed"
+    if "pure" in low:
+        return "bf16_pure"
+    if (
+        "fp16" in low or "16-bit" in low
+    ):  # Megatron papers: "mixed precision (16-bit)" = fp16 with fp32 master
+        return "fp16_mixed"
+    if "bf16" in low:
+        return "bf16_mixed"
+    return "fp32"
+
+
+def read_optimizer(cell: str) -> str:
+    low = cell.lower().replace("-", "")
+    if "8bit" in low:
+        return "adamw_8bit"
+    if "adafactor" in low:
+        return "adafactor"
+    if "sgd" in low:
+        return "sgd_momentum" if "momentum" in low else "sgd"
+    return "adamw"  # blank or any Adam variant (AdamW, decoupled_adamw, fused Adam)
+
+
+def read_sharding(cell: str) -> tuple[int | None, bool, bool]:
+    """(ZeRO stage or None when blank, hybrid shard, CPU offload) from e.g. "FSDP2 (8-way)", "ZeRO-3 + offload".
+
+    FSDP's full shard is ZeRO-3 and SHARD_GRAD_OP ZeRO-2 (scenario.FSDP_TO_ZERO); an offload moves parameters
+    and optimizer states to the host (FSDP CPUOffload, DeepSpeed offload_param + offload_optimizer).
+    """
+    low = cell.lower()
+    if not low:
+        return None, False, False
+    match = re.search(r"zero[- ]?([0-3])", low)
+    if match:
+        stage = int(match.group(1))
+    elif "shard_grad_op" in low:
+        stage = 2
+    elif "fsdp" in low or "fully_shard" in low or "full_shard" in low:
+        stage = 3
+    else:
+        stage = 0  # "none", "DDP"
+    return stage, "hybrid" in low, "offload" in low
+
+
+def read_recompute(cell: str) -> tuple[str, bool]:
+    """(Scenario.recompute, activation offload) from e.g. "selective (per-op SAC)" or "full + offloading"."""
+    low = cell.lower()
+    if low.startswith("full"):
+        mode = "full"
+    elif "selective" in low:
+        mode = "selective_op" if "op" in low.split("selective", 1)[1] else "selective"
+    else:
+        mode = "none"  # blank, "none", "no"
+    return mode, "offload" in low
+
+
+def read_flash(cell: str) -> bool | None:
+    low = cell.lower()
+    return None if not low else not low.startswith("no")
+
+
+def fused_cross_entropy(row: Mapping[str, Any]) -> bool:
+    """A chunked or fused loss named in an optional `loss` column or in the notes; otherwise standard."""
+    low = f"{text(row, 'loss')} {text(row, 'notes')}".lower()
+    return "chunked" in low or "fused cross" in low or "fused ce" in low
+
+
+def optimizer_in_backward(cell: str) -> bool:
+    low = cell.lower()
+    return "in_bwd" in low or "in backward" in low
+
+
+def power_capped(gpu_cell: str) -> bool:
+    """A GPU run below its datasheet clocks ("500W power limit"): no datasheet peak applies."""
+    low = gpu_cell.lower()
+    return "power limit" in low or "power-capped" in low or "power cap" in low
+
+
+def batch_split_per_stage(notes: str) -> bool:
+    """The notes say the per-replica batch is split into one micro-batch per pipeline stage (torchtitan's
+    default microbatch count, e.g. "split into PP microbatches")."""
+    return "pp microbatches" in notes.lower()

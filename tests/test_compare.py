@@ -197,7 +197,7 @@ def test_gpu_column_cache_key_covers_every_field_gpu_columns_reads() -> None:
         Scenario(),
         Scenario(mfu=0.4, usd_per_gpu_hour=2.0, peak_tflops=100, vram_gib=10, pricing="spot"),
     ):
-        n_active = resolve(s).columns["n_active_params"]
+        n_active = float(resolve(s).columns.model.n_active_params)
         for row in cats.gpus.iter_rows(named=True):
             recorder = Recorder(s)
             gpu_columns(recorder, row, cats, n_active)  # type: ignore[arg-type]

@@ -19,8 +19,6 @@ from pydantic import BaseModel, ConfigDict
 
 from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR
 
-PEAK_PHASES = ("forward/backward", "optimizer step")
-
 
 class Estimate(BaseModel):
     """Every figure of one plan. `None` means "cannot be computed from these inputs" (see `unavailable`)."""

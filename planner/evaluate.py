@@ -1,85 +1,94 @@
-"""The one composition of every formula: numeric input columns in, result columns out.
+"""The one composition of every formula: typed input `Columns` in, result columns out.
 
 A single estimate passes floats, the GPU comparison passes one value per GPU and the plan search one value per
 configuration; all three run this same function, so they can never disagree. Inputs are built by
-`planner.resolve`; categorical choices arrive already mapped to numbers (codes, bytes per parameter).
+`planner.resolve`; categorical choices arrive as enum codes (`Method`, `Recompute`) and bytes per parameter.
+The outputs are in bytes, seconds, FLOPs and their rates; `planner.results.OUTPUTS` names each figure a user
+sees and converts it (GiB, hours, TFLOP/s) in one place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from planner.columns import Columns, memory_inputs
 from planner.formulas import comm, compute, cost, energy, timing
 from planner.formulas.memory import MemoryInputs, max_micro_batch, memory_per_gpu
 from planner.formulas.model_states import stage_model_states
+from planner.formulas.recipes import Method, Recompute
 from planner.formulas.units import SECONDS_PER_HOUR
 
-Columns = Mapping[str, Any]
-MEMORY_FIELDS = tuple(MemoryInputs.__dataclass_fields__)
+Outputs = dict[str, Any]
 
 
-def _flops_per_token(c: Columns) -> tuple[Any, Any]:
-    """(model, hardware) FLOPs per processed token; the seed's override replaces the model FLOPs."""
+def flops_per_token(c: Columns, causal: int = 1) -> tuple[Any, Any]:
+    """(model, hardware) FLOPs per processed token; the seed's override replaces the model FLOPs.
+
+    `causal` = 0 counts the full attention matrix, as Megatron's TFLOP/s counter does (validation reads
+    such published figures with it); the planner's own figures use the causal half.
+    """
+    m, lay = c.model, c.layout
+    seq_len = c.workload.seq_len_tokens
     attn = (
         np.nan_to_num(
-            compute.attention_fwd_flops_per_token(c["n_layers"], c["n_heads"], c["head_dim"], c["seq_len"])
+            compute.attention_fwd_flops_per_token(m.n_layers, m.n_heads, m.head_dim, seq_len, causal)
         )
-        * c["has_shape"]
+        * m.has_shape
     )
-    frozen = c["method"] > 0
-    formula = compute.model_flops_per_token(c["n_matmul_params"], attn, frozen, c["n_adapter_params"])
-    model = compute.override_flops_per_token(formula, c["flops_per_param_token"], c["n_active_params"])
-    layer_params = c["n_layer_matmul_params"] + c["n_adapter_params"] * frozen
+    frozen = c.recipe.method != Method.FULL
+    formula = compute.model_flops_per_token(m.n_matmul_params, attn, frozen, m.n_adapter_params)
+    model = compute.override_flops_per_token(formula, c.workload.flops_per_param_token, m.n_active_params)
+    layer_params = m.n_layer_matmul_params + m.n_adapter_params * frozen
     hardware = compute.hardware_flops_per_token(
-        # Op-level selective recompute (code 3) is charged like attention-only selective recompute: it repeats
-        # cheap element-wise and attention ops, not the large matmuls (torchtitan activation_checkpoint "op").
+        # Op-level selective recompute is charged like attention-only selective recompute: it repeats cheap
+        # element-wise and attention ops, not the large matmuls (torchtitan activation_checkpoint "op").
         model,
         layer_params,
         attn,
-        c["flash_attention"],
-        c["recompute"] == 2,
-        np.isin(c["recompute"], (1, 3)),
+        lay.flash_attention,
+        lay.recompute == Recompute.FULL,
+        np.isin(lay.recompute, (Recompute.SELECTIVE, Recompute.SELECTIVE_OP)),
     )
     return model, hardware
 
 
 def _step_comm(c: Columns) -> comm.StepComm:
     """Communication per optimizer step for the layout (the same `layout_comm` the calibration uses)."""
-    frozen = c["method"] > 0
+    m, r, lay = c.model, c.recipe, c.layout
+    frozen = r.method != Method.FULL
     # Mixed precision reduces gradients in fp32 (PyTorch AMP, Composer, Megatron); pure recipes in their dtype.
-    grad_comm_bytes = np.where(c["master_bytes"] > 0, 4.0, c["grad_bytes"])
-    weight_comm_bytes = np.where(frozen, c["frozen_weight_bytes"], c["weight_bytes"])
+    grad_comm_bytes = np.where(r.master_bytes_per_param > 0, 4.0, r.grad_bytes_per_param)
+    weight_comm_bytes = np.where(frozen, r.frozen_weight_bytes_per_param, r.weight_bytes_per_param)
     step = comm.layout_comm(
-        n_params=c["n_params"],
-        n_trainable_params=np.where(frozen, c["n_adapter_params"], c["n_params"]),
-        n_layers=c["n_layers"],
-        hidden_size=c["hidden"],
-        kv_dim=c["n_kv_heads"] * c["head_dim"],
-        seq_len=c["seq_len"],
-        micro_batch=c["micro_batch"],
-        grad_accum=c["grad_accum"],
-        tp=c["tp"],
-        pp=c["pp"],
-        cp=c["cp"],
-        dp=c["dp"],
-        zero_stage=c["zero_stage"],
-        hybrid_shard=c["hybrid_shard"],
-        full_recompute=c["recompute"] == 2,
+        n_params=m.n_params,
+        n_trainable_params=np.where(frozen, m.n_adapter_params, m.n_params),
+        n_layers=m.n_layers,
+        hidden_size=m.hidden_size,
+        kv_dim=m.n_kv_heads * m.head_dim,
+        seq_len=c.workload.seq_len_tokens,
+        micro_batch=lay.micro_batch_seqs,
+        grad_accum=lay.n_micro_batches,
+        tp=lay.tp,
+        pp=lay.pp,
+        cp=lay.cp,
+        dp=lay.dp,
+        zero_stage=lay.zero_stage,
+        hybrid_shard=lay.hybrid_shard,
+        full_recompute=lay.recompute == Recompute.FULL,
         grad_comm_bytes=grad_comm_bytes,
         weight_comm_bytes=weight_comm_bytes,
-        activation_bytes=c["activation_bytes"],
-        gpus_per_node=c["gpus_per_node"],
-        intra_node_gb_per_s=c["intra_node_gb_per_s"],
-        pcie_gb_per_s=c["pcie_gb_per_s"],
-        inter_node_gb_per_s=c["inter_node_gb_per_s"],
+        activation_bytes=r.activation_bytes_per_element,
+        gpus_per_node=lay.n_gpus_per_node,
+        intra_node_gb_per_s=c.gpu.intra_node_gb_per_s,
+        pcie_gb_per_s=c.gpu.pcie_gb_per_s,
+        inter_node_gb_per_s=lay.inter_node_gb_per_s,
     )
     # Without a shape the in-pipeline (tensor, context, pipeline) traffic is unknown: left out, as for a bare count.
     return comm.StepComm(
-        pipelined_s=np.where(c["has_shape"] > 0, step.pipelined_s, 0.0), data_parallel_s=step.data_parallel_s
+        pipelined_s=np.where(m.has_shape > 0, step.pipelined_s, 0.0), data_parallel_s=step.data_parallel_s
     )
 
 
@@ -91,30 +100,31 @@ def _run(
     batch: Any,
     step_comm: comm.StepComm,
     bubble: Any,
-    utilisation: Any,
+    utilisation_frac: Any,
 ) -> timing.RunTime:
     return timing.run_time(
         model_fpt,
         hw_fpt,
-        c["training_tokens"],
+        c.workload.training_tokens,
         processed,
         batch,
-        c["n_gpus"],
-        c["peak_flops_per_s"],
-        utilisation,
-        c["end_to_end"],
+        c.layout.n_gpus,
+        c.gpu.peak_flops_per_s,
+        utilisation_frac,
+        c.gpu.utilisation_is_end_to_end,
         step_comm,
         bubble,
-        c["overlap_frac"],
+        c.layout.overlap_frac,
     )
 
 
-def _memory(c: Columns) -> dict[str, Any]:
-    inputs = MemoryInputs(**{name: c[name] for name in MEMORY_FIELDS if name in c})
+def _memory(c: Columns) -> Outputs:
+    inputs = memory_inputs(c)
     breakdown = memory_per_gpu(inputs)
     state_total = _model_state_bytes_total(inputs)
-    shaped = c["has_shape"] > 0
+    shaped = c.model.has_shape > 0
     nan = np.nan
+    peak = np.where(shaped, breakdown.peak_bytes, nan)
     return {
         "weights_bytes": breakdown.weights_bytes,
         "gradients_bytes": breakdown.gradients_bytes,
@@ -125,14 +135,16 @@ def _memory(c: Columns) -> dict[str, Any]:
         "prefetch_bytes": np.where(shaped, breakdown.prefetch_bytes, 0.0),
         "overhead_bytes": breakdown.overhead_bytes,
         "fragmentation_bytes": np.where(shaped, breakdown.fragmentation_bytes, nan),
-        "peak_bytes": np.where(shaped, breakdown.peak_bytes, nan),
+        "peak_bytes": peak,
         # what torch.cuda.max_memory_allocated / max_memory_reserved show (published memory statistics)
         "allocated_peak_bytes": np.where(shaped, breakdown.allocated_peak_bytes, nan),
         "reserved_peak_bytes": np.where(shaped, breakdown.reserved_peak_bytes, nan),
         "peak_phase": np.where(shaped, breakdown.peak_phase, nan),
+        "headroom_bytes": c.gpu.vram_bytes - peak,
         "host_offload_bytes": breakdown.host_offload_bytes,
-        "max_micro_batch": np.where(shaped, max_micro_batch(inputs, c["vram_bytes"]), nan),
+        "max_micro_batch": np.where(shaped, max_micro_batch(inputs, c.gpu.vram_bytes), nan),
         "model_state_bytes_total": state_total,
+        "model_state_bytes_per_device": state_total / c.layout.n_gpus,
     }
 
 
@@ -143,33 +155,43 @@ def _model_state_bytes_total(inputs: MemoryInputs) -> Any:
     and nothing offloaded (the same `stage_model_states` rules, one stage holding the embedding and the
     head); activations do not enter, so they are not computed.
     """
-    whole = replace(
-        inputs,
-        tp=1.0,
-        pp=1.0,
-        cp=1.0,
-        dp=1.0,
-        zero_stage=0.0,
-        offload_optimizer=0.0,
-        offload_params=0.0,
-    )
+    unsharded = dict.fromkeys(("tp", "pp", "cp", "dp"), 1.0)
+    whole = replace(inputs, **unsharded, zero_stage=0.0, offload_optimizer=0.0, offload_params=0.0)
     states = stage_model_states(whole, 1.0, 1.0)
     return states["weights"] + states["grads"] + states["optimizer"] + states["master"]
 
 
-def evaluate(c: Columns) -> dict[str, Any]:
+def _inputs_shown(c: Columns) -> Outputs:
+    """Input figures reported beside the results (the table of outputs converts them like the rest)."""
+    return {
+        "n_params": c.model.n_params,
+        "n_active_params": c.model.n_active_params,
+        "training_tokens": c.workload.training_tokens,
+        "peak_flops_per_s": c.gpu.peak_flops_per_s,
+        "vram_bytes": c.gpu.vram_bytes,
+        "utilisation_frac_low": c.gpu.utilisation_frac_low,
+        "utilisation_frac_high": c.gpu.utilisation_frac_high,
+        "usd_per_gpu_hour": c.gpu.usd_per_gpu_hour,
+        "g_co2e_per_kwh": c.energy.g_co2e_per_kwh,
+    }
+
+
+def evaluate(c: Columns) -> Outputs:
     """Every figure of the plan for each row of the input columns (floats or equal-length arrays)."""
-    padding = compute.padding_factor(c["tokens_per_example"], c["seq_len"], c["packing"])
-    processed = compute.processed_tokens(c["training_tokens"], padding)
-    batch = compute.global_batch_tokens(c["micro_batch"], c["grad_accum"], c["dp"], c["seq_len"])
-    model_fpt, hw_fpt = _flops_per_token(c)
+    w, lay = c.workload, c.layout
+    padding = compute.padding_factor(w.tokens_per_example, w.seq_len_tokens, w.packing)
+    processed = compute.processed_tokens(w.training_tokens, padding)
+    batch = compute.global_batch_tokens(lay.micro_batch_seqs, lay.n_micro_batches, lay.dp, w.seq_len_tokens)
+    model_fpt, hw_fpt = flops_per_token(c)
     step_comm = _step_comm(c)
-    bubble = comm.pipeline_bubble_frac(c["pp"], c["grad_accum"])
-    typical = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, c["utilisation"])
-    slow = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, c["utilisation_low"])
-    fast = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, c["utilisation_high"])
+    bubble = comm.pipeline_bubble_frac(lay.pp, lay.n_micro_batches)
+    g = c.gpu
+    typical = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, g.utilisation_frac)
+    slow = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, g.utilisation_frac_low)
+    fast = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, g.utilisation_frac_high)
     io_s = _checkpoint_io_s(c)
-    out: dict[str, Any] = {
+    out: Outputs = {
+        **_inputs_shown(c),
         "processed_tokens": processed,
         "global_batch_tokens": batch,
         "n_steps": compute.optimizer_steps(processed, batch),
@@ -187,12 +209,12 @@ def evaluate(c: Columns) -> dict[str, Any]:
         "wall_clock_s_high": slow.wall_clock_s + io_s,
         "compute_wall_clock_s": typical.wall_clock_s,
     }
-    out["per_device_flops_per_s"] = typical.mfu * c["peak_flops_per_s"]
-    out["cluster_flops_per_s"] = out["per_device_flops_per_s"] * c["n_gpus"]
-    out["tokens_per_s"] = c["training_tokens"] / out["wall_clock_s"]
+    out["per_device_flops_per_s"] = typical.mfu * g.peak_flops_per_s
+    out["cluster_flops_per_s"] = out["per_device_flops_per_s"] * lay.n_gpus
+    out["tokens_per_s"] = w.training_tokens / out["wall_clock_s"]
     out.update(_memory(c))
     out["fits_vram"] = fits_vram(
-        out["peak_bytes"], out["model_state_bytes_total"], out["overhead_bytes"], c["n_gpus"], c["vram_bytes"]
+        out["peak_bytes"], out["model_state_bytes_total"], out["overhead_bytes"], lay.n_gpus, g.vram_bytes
     )
     out.update(_money_and_energy(c, out))
     return out
@@ -212,43 +234,49 @@ def fits_vram(
 
 def _checkpoint_io_s(c: Columns) -> Any:
     """Model load once plus every checkpoint save; 0 when no storage bandwidth is given (NaN)."""
-    weights = c["n_params"] * np.where(c["method"] > 0, c["frozen_weight_bytes"], c["weight_bytes"])
-    trainable = np.where(c["method"] > 0, c["n_adapter_params"], c["n_params"])
-    saved_weights = np.where(c["method"] > 0, c["n_adapter_params"], c["n_params"])
+    m, r, w = c.model, c.recipe, c.workload
+    frozen = r.method != Method.FULL
+    weights = m.n_params * np.where(frozen, r.frozen_weight_bytes_per_param, r.weight_bytes_per_param)
+    trainable = np.where(frozen, m.n_adapter_params, m.n_params)
+    saved_weights = np.where(frozen, m.n_adapter_params, m.n_params)
     each = timing.checkpoint_bytes(
-        saved_weights, c["weight_bytes"], trainable, c["master_bytes"] + c["optimizer_bytes"]
+        saved_weights,
+        r.weight_bytes_per_param,
+        trainable,
+        r.master_bytes_per_param + r.optimizer_bytes_per_param,
     )
-    storage = np.nan_to_num(c["storage_gb_per_s"], nan=1.0)
-    load = timing.checkpoint_load_time_s(weights, storage, c["pcie_gb_per_s"])
-    save = timing.checkpoint_save_time_s(each, storage, c["n_checkpoints"])
-    return np.where(np.isfinite(c["storage_gb_per_s"]), load + save, 0.0)
+    storage = np.nan_to_num(w.storage_gb_per_s, nan=1.0)
+    load = timing.checkpoint_load_time_s(weights, storage, c.gpu.pcie_gb_per_s)
+    save = timing.checkpoint_save_time_s(each, storage, w.n_checkpoints)
+    return np.where(np.isfinite(w.storage_gb_per_s), load + save, 0.0)
 
 
-def _money_and_energy(c: Columns, out: Mapping[str, Any]) -> dict[str, Any]:
+def _money_and_energy(c: Columns, out: Outputs) -> Outputs:
+    g, e, n_gpus = c.gpu, c.energy, c.layout.n_gpus
     hours = out["wall_clock_s"] / SECONDS_PER_HOUR
-    gpu_hours = hours * c["n_gpus"]
-    rate = cost.RateBand(c["usd_per_gpu_hour"], c["usd_per_gpu_hour_low"], c["usd_per_gpu_hour_high"], "")
+    gpu_hours = hours * n_gpus
+    rate = cost.RateBand(g.usd_per_gpu_hour, g.usd_per_gpu_hour_low, g.usd_per_gpu_hour_high, "")
     money = cost.cost_figures(
         gpu_hours,
         rate,
-        c["training_tokens"],
-        c["experiments_multiplier"],
-        out["wall_clock_s_low"] / SECONDS_PER_HOUR * c["n_gpus"],
-        out["wall_clock_s_high"] / SECONDS_PER_HOUR * c["n_gpus"],
+        c.workload.training_tokens,
+        c.workload.experiments_multiplier,
+        out["wall_clock_s_low"] / SECONDS_PER_HOUR * n_gpus,
+        out["wall_clock_s_high"] / SECONDS_PER_HOUR * n_gpus,
     )
     power = energy.energy_figures(
-        c["n_gpus"],
+        n_gpus,
         hours,
-        c["tdp_w"],
-        c["g_co2e_per_kwh"],
-        gpu_util_frac=c["gpu_util_frac"],
-        idle_power_frac=c["idle_power_frac"],
-        host_overhead_frac=c["host_overhead_frac"],
-        pue=c["pue"],
-        usd_per_kwh=c["usd_per_kwh"],
+        g.tdp_w,
+        e.g_co2e_per_kwh,
+        gpu_util_frac=e.gpu_util_frac,
+        idle_power_frac=e.idle_power_frac,
+        host_overhead_frac=e.host_overhead_frac,
+        pue=e.pue,
+        usd_per_kwh=e.usd_per_kwh,
         wall_clock_h_low=out["wall_clock_s_low"] / SECONDS_PER_HOUR,
         wall_clock_h_high=out["wall_clock_s_high"] / SECONDS_PER_HOUR,
-        experiments_multiplier=c["experiments_multiplier"],
+        experiments_multiplier=c.workload.experiments_multiplier,
     )
     return {
         "device_hours": gpu_hours,

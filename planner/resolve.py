@@ -1,7 +1,9 @@
-"""Scenario + catalogues -> the numeric input columns of `planner.evaluate`, with where each value came from.
+"""Scenario + catalogues -> the typed `Columns` of `planner.evaluate`, and where each value came from.
 
 Everything categorical or looked up happens here, once per scenario: the GPU row, the model shape and its
-parameter counts, the recipe's bytes per parameter, the price and the grid. `evaluate` then sees only numbers.
+parameter counts, the efficiency preset, the price and the grid (all catalogue lookups sit in `_lookups` and
+`_gpu_lookups`). `evaluate` then sees only numbers; the provenance the pages and the CLI show beside the
+figures (catalogue values behind an override, price basis, rules in words) stays here, in typed fields.
 """
 
 from __future__ import annotations
@@ -10,41 +12,78 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from planner.catalogue.catalog import Catalogs, peak_rate
 from planner.catalogue.efficiency import precision_class
-from planner.formulas.cost import resolve_rate
-from planner.formulas.recipes import METHOD_CODES, RECOMPUTE_CODES, recipe_bytes_per_param
+from planner.columns import Columns, GpuColumns
+from planner.formulas.cost import RateBand, resolve_rate
 from planner.formulas.units import GIB_BYTES
 from planner.inputs.scenario import CUSTOM_MODEL, Scenario
-from planner.model.architecture import (
-    ParamCounts,
-    count_params,
-    linear_params_all_layers,
-    lora_adapter_params,
-)
+from planner.model.architecture import ParamCounts
 from planner.model.shape import ModelShape
+from planner.scenario_columns import (
+    energy_columns,
+    layout_columns,
+    model_columns,
+    recipe_columns,
+    workload_columns,
+)
 
-NAN = math.nan
+BANDS = ("low", "typical", "high")
+# A GPU row without a host-link figure: 16 GB/s, about PCIe 3.0 x16 (15.75 GB/s per direction, data/README.md).
+DEFAULT_PCIE_GB_PER_S = 16.0
+
+
+@dataclass(frozen=True)
+class GpuProvenance:
+    """Where one GPU's columns came from: the catalogue figures behind any override, and the price basis."""
+
+    catalog_peak_tflops: float | None  # dense rate at the training precision (None: not in the catalogue)
+    peak_note: str  # which catalogue rate was used, or why there is none
+    preset_band: tuple[float, float, float]  # efficiency preset MFU (low, typical, high)
+    price_basis: str
+    price_snapshot: str | None
+    catalog_usd_per_gpu_hour: float | None  # snapshot median before the pricing discount
 
 
 @dataclass(frozen=True)
 class Resolved:
-    """A scenario's numeric inputs and the provenance the pages and the CLI show beside the figures."""
+    """A scenario's numeric columns and the provenance the pages and the CLI show beside the figures."""
 
     scenario: Scenario
-    gpu: dict[str, Any]
+    columns: Columns
+    gpu: dict[str, Any]  # the catalogue row
+    gpu_provenance: GpuProvenance
     shape: ModelShape | None
     counts: ParamCounts | None
-    columns: dict[str, float]
-    derived: dict[str, Any]
     model_label: str
     flops_rule: str
     state_rule: str
     batch_rule: str
-    price_basis: str
-    price_snapshot: str | None
     region_label: str
     unavailable: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def price_basis(self) -> str:
+        return self.gpu_provenance.price_basis
+
+    @property
+    def price_snapshot(self) -> str | None:
+        return self.gpu_provenance.price_snapshot
+
+    @property
+    def derived(self) -> dict[str, Any]:
+        """The catalogue and preset values an override replaces (the sidebar shows them as hints)."""
+        band = self.gpu_provenance.preset_band
+        return {
+            "catalog_peak_tflops": self.gpu_provenance.catalog_peak_tflops,
+            "catalog_vram_gib": self.gpu["memory_gib"],
+            "catalog_usd_per_gpu_hour": self.gpu_provenance.catalog_usd_per_gpu_hour,
+            "preset_mfu": band[BANDS.index(self.scenario.efficiency_band)],
+            "preset_band": band,
+            "peak_note": self.gpu_provenance.peak_note,
+        }
 
 
 def model_shape(scenario: Scenario, cats: Catalogs) -> ModelShape | None:
@@ -55,219 +94,105 @@ def model_shape(scenario: Scenario, cats: Catalogs) -> ModelShape | None:
     return cats.model(scenario.model)
 
 
-def _model_columns(
-    scenario: Scenario, shape: ModelShape | None
-) -> tuple[dict[str, float], ParamCounts | None]:
-    if shape is None:
-        assert scenario.params_b is not None  # the Scenario validator guarantees a count or a model
-        n = scenario.params_b * 1e9
-        # No shape: states from the bare count; every shape-dependent figure is masked by has_shape = 0.
-        dummy = {
-            "n_layers": 1.0,
-            "hidden": 1.0,
-            "n_heads": 1.0,
-            "n_kv_heads": 1.0,
-            "head_dim": 1.0,
-            "ffn_hidden": 1.0,
-            "n_mlp_matrices": 2.0,
-            "vocab": 1.0,
-        }
-        return {
-            **dummy,
-            "has_shape": 0.0,
-            "n_params": n,
-            "n_active_params": n,
-            "n_embedding_params": 0.0,
-            "n_head_params": 0.0,
-            "n_matmul_params": n,
-            "n_layer_matmul_params": n,
-            # Adapter size needs the shape; LoRA adapters are well under 1 % of the base (Hu et al. 2021,
-            # Table 4: rank 8 on GPT-3 = 0.01 %), so they count as 0 here and `unavailable` says so.
-            "n_adapter_params": 0.0,
-        }, None
-    counts = count_params(shape)
-    layer_matmul = float(linear_params_all_layers(shape))
-    expert_ffn = shape.moe_ffn_hidden or shape.ffn_hidden
-    ffn_active = (
-        (shape.n_experts_active + shape.n_shared_experts) * expert_ffn if shape.is_moe else shape.ffn_hidden
-    )
-    return {
-        "has_shape": 1.0,
-        "n_params": float(counts.total),
-        "n_active_params": float(counts.active),
-        "n_embedding_params": float(counts.embedding + counts.position),
-        "n_head_params": float(counts.head),
-        "n_matmul_params": layer_matmul + shape.vocab_size * shape.hidden_size,
-        "n_layer_matmul_params": layer_matmul,
-        "n_adapter_params": float(lora_adapter_params(shape, scenario.lora_rank, scenario.lora_targets)),
-        "n_layers": float(shape.n_layers),
-        "hidden": float(shape.hidden_size),
-        "n_heads": float(shape.n_heads),
-        "n_kv_heads": float(shape.n_kv_heads),
-        "head_dim": float(shape.head_dim),
-        "ffn_hidden": float(ffn_active),
-        "n_mlp_matrices": 3.0 if shape.mlp_kind == "swiglu" else 2.0,
-        "vocab": float(shape.vocab_size),
-    }, counts
-
-
-def _recipe_columns(s: Scenario) -> dict[str, float]:
-    recipe = recipe_bytes_per_param(s.method, s.optimizer, s.precision, s.qlora_double_quant)
-    return {
-        "method": float(METHOD_CODES[s.method]),
-        "weight_bytes": recipe["weights"],
-        "grad_bytes": recipe["grads"],
-        "master_bytes": recipe["master"],
-        "optimizer_bytes": recipe["optimizer"],
-        "frozen_weight_bytes": recipe["frozen_weights"],
-        "frozen_other_weight_bytes": recipe["frozen_other_weights"],
-        "activation_bytes": recipe["activation_element"],
-        "bytes_per_param": NAN if s.bytes_per_param is None else s.bytes_per_param,
-    }
-
-
-def _layout_columns(s: Scenario) -> dict[str, float]:
-    return {
-        "n_gpus": float(s.n_gpus),
-        "gpus_per_node": float(s.gpus_per_node),
-        "tp": float(s.tp),
-        "pp": float(s.pp),
-        "cp": float(s.cp),
-        "dp": float(s.dp),
-        "micro_batch": float(s.micro_batch),
-        "grad_accum": float(s.grad_accum),
-        "zero_stage": float(s.zero_stage),
-        "hybrid_shard": float(s.hybrid_shard),
-        "sequence_parallel": float(s.sequence_parallel),
-        "flash_attention": float(s.flash_attention),
-        "recompute": float(RECOMPUTE_CODES[s.recompute]),
-        "fused_cross_entropy": float(s.fused_cross_entropy),
-        "offload_optimizer": float(s.offload_optimizer),
-        "offload_params": float(s.offload_params),
-        "offload_activations": float(s.offload_activations),
-        "optimizer_in_backward": float(s.optimizer_in_backward),
-        "dropout": float(s.dropout),
-        "overhead_bytes": s.overhead_gib * GIB_BYTES,
-        "fragmentation_frac": s.fragmentation_frac,
-    }
-
-
-def _data_columns(s: Scenario) -> dict[str, float]:
-    return {
-        "training_tokens": s.training_tokens,
-        "tokens_per_example": s.tokens_per_example,
-        "seq_len": float(s.seq_len),
-        "packing": float(s.packing),
-        "flops_per_param_token": s.flops_per_param_token or 0.0,
-        "inter_node_gb_per_s": s.inter_node_gb_per_s,
-        "overlap_frac": s.overlap_frac,
-        "storage_gb_per_s": NAN if s.storage_gb_per_s is None else s.storage_gb_per_s,
-        "n_checkpoints": float(s.n_checkpoints),
-        "experiments_multiplier": s.experiments_multiplier,
-        "gpu_util_frac": s.gpu_util_frac,
-        "idle_power_frac": s.idle_power_frac,
-        "host_overhead_frac": s.host_overhead_frac,
-        "pue": s.pue,
-        "usd_per_kwh": s.usd_per_kwh,
-    }
-
-
-def gpu_columns(s: Scenario, gpu: dict[str, Any], cats: Catalogs, n_active_params: float) -> dict[str, Any]:
-    """Columns that depend on the GPU: rates, memory, links, utilisation band and price band.
-
-    Returns numbers plus `_`-prefixed provenance strings that `evaluate` ignores.
-    """
-    rate = peak_rate(gpu, s.precision)
-    catalog_peak = rate.tflops
-    peak_tflops = s.peak_tflops if s.peak_tflops is not None else catalog_peak
-    low, typical, high = cats.efficiency_band(
-        str(gpu["generation"]), n_active_params, s.method, precision_class(s.precision)
-    )
-    chosen = {"low": low, "typical": typical, "high": high}[s.efficiency_band]
-    own = s.mfu is not None
-    price = _price_band(s, gpu, cats)
-    return {
-        "peak_flops_per_s": NAN if peak_tflops is None else peak_tflops * 1e12,
-        "vram_bytes": (s.vram_gib if s.vram_gib is not None else float(gpu["memory_gib"])) * GIB_BYTES,
-        "tdp_w": float(gpu["tdp_w"]),
-        "intra_node_gb_per_s": float(gpu["intra_node_gb_per_s"] or 0.0),
-        "pcie_gb_per_s": float(gpu["pcie_gb_per_s"] or 16.0),
-        "end_to_end": float(own),
-        "utilisation": s.mfu if own else chosen,
-        "utilisation_low": s.mfu if own else low,
-        "utilisation_high": s.mfu if own else high,
-        **price,
-        "_catalog_peak_tflops": catalog_peak,
-        "_peak_note": rate.note,
-        "_preset": (low, typical, high),
-    }
-
-
-def _price_band(s: Scenario, gpu: dict[str, Any], cats: Catalogs) -> dict[str, Any]:
-    row = cats.price(str(gpu["name"]), s.snapshot or None)
+def _gpu_lookups(
+    s: Scenario, gpu: dict[str, Any], cats: Catalogs, n_active_params: float
+) -> tuple[tuple[float, float, float], dict[str, Any] | None, dict[str, Any]]:
+    """The catalogue rows behind one GPU's columns: efficiency preset, price row, pricing discount."""
+    generation, precision = str(gpu["generation"]), precision_class(s.precision)
+    band = cats.efficiency_band(generation, n_active_params, s.method, precision)
+    price = cats.price(str(gpu["name"]), s.snapshot or None)
     discount = cats.pricing_mode(s.pricing)
+    return band, price, discount
+
+
+def gpu_columns(
+    s: Scenario, gpu: dict[str, Any], cats: Catalogs, n_active_params: float
+) -> tuple[GpuColumns, GpuProvenance]:
+    """The columns that depend on the GPU (rates, memory, links, utilisation and price band), with provenance."""
+    rate = peak_rate(gpu, s.precision)
+    peak_tflops = s.peak_tflops if s.peak_tflops is not None else rate.tflops
+    band, price, discount = _gpu_lookups(s, gpu, cats, n_active_params)
+    low, typical, high = band
+    chosen = dict(zip(BANDS, band, strict=True))[s.efficiency_band]
+    # The user's own MFU replaces the whole band (it is one measured figure, not a range).
+    mfu_low, mfu, mfu_high = (low, chosen, high) if s.mfu is None else (s.mfu, s.mfu, s.mfu)
+    money = _price_band(s, price, discount)
+    columns = GpuColumns(
+        peak_flops_per_s=math.nan if peak_tflops is None else peak_tflops * 1e12,
+        vram_bytes=(s.vram_gib if s.vram_gib is not None else float(gpu["memory_gib"])) * GIB_BYTES,
+        tdp_w=float(gpu["tdp_w"]),
+        intra_node_gb_per_s=float(gpu["intra_node_gb_per_s"] or 0.0),
+        pcie_gb_per_s=float(gpu["pcie_gb_per_s"] or DEFAULT_PCIE_GB_PER_S),
+        utilisation_is_end_to_end=float(s.mfu is not None),
+        utilisation_frac=mfu,
+        utilisation_frac_low=mfu_low,
+        utilisation_frac_high=mfu_high,
+        usd_per_gpu_hour=float(money.usd_per_gpu_hour),
+        usd_per_gpu_hour_low=float(money.usd_per_gpu_hour_low),
+        usd_per_gpu_hour_high=float(money.usd_per_gpu_hour_high),
+    )
+    provenance = GpuProvenance(
+        catalog_peak_tflops=rate.tflops,
+        peak_note=rate.note,
+        preset_band=(low, typical, high),
+        price_basis=money.basis,
+        price_snapshot=None if price is None else str(price["snapshot"]),
+        catalog_usd_per_gpu_hour=None if price is None else price["usd_per_gpu_hour_median"],
+    )
+    return columns, provenance
+
+
+def _price_band(s: Scenario, row: dict[str, Any] | None, discount: dict[str, Any]) -> RateBand:
     median = None if row is None else row["usd_per_gpu_hour_median"]
     if s.usd_per_gpu_hour is None and median is None:
-        band = resolve_rate(None, NAN)
-    else:
-        band = resolve_rate(
-            s.usd_per_gpu_hour,
-            median,
-            None if row is None else row["usd_per_gpu_hour_low"],
-            None if row is None else row["usd_per_gpu_hour_high"],
-            discount["discount_frac"],
-            discount["discount_frac_low"],
-            discount["discount_frac_high"],
-            pricing=s.pricing,
-            price_source=f"{row['snapshot']} snapshot median" if row else "catalogue",
-        )
-    return {
-        "usd_per_gpu_hour": float(band.usd_per_gpu_hour),
-        "usd_per_gpu_hour_low": float(band.usd_per_gpu_hour_low),
-        "usd_per_gpu_hour_high": float(band.usd_per_gpu_hour_high),
-        "_price_basis": band.basis,
-        "_price_snapshot": None if row is None else str(row["snapshot"]),
-        "_catalog_usd_per_gpu_hour": median,
-    }
+        return resolve_rate(None, math.nan)
+    return resolve_rate(
+        s.usd_per_gpu_hour,
+        median,
+        None if row is None else row["usd_per_gpu_hour_low"],
+        None if row is None else row["usd_per_gpu_hour_high"],
+        discount["discount_frac"],
+        discount["discount_frac_low"],
+        discount["discount_frac_high"],
+        pricing=s.pricing,
+        price_source=f"{row['snapshot']} snapshot median" if row else "catalogue",
+    )
+
+
+def _lookups(s: Scenario, cats: Catalogs) -> tuple[ModelShape | None, dict[str, Any], dict[str, Any]]:
+    """The scenario's catalogue rows: model shape, GPU, grid region (each raises ValueError naming the field)."""
+    shape = model_shape(s, cats)
+    gpu = cats.gpu(s.gpu)
+    region = cats.region(s.region)
+    return shape, gpu, region
 
 
 def resolve(s: Scenario, cats: Catalogs) -> Resolved:
     """Look everything up once; raises ValueError (naming the field) for unknown names."""
-    shape = model_shape(s, cats)
-    model_cols, counts = _model_columns(s, shape)
-    gpu = cats.gpu(s.gpu)
-    region = cats.region(s.region)
-    hw = gpu_columns(s, gpu, cats, model_cols["n_active_params"])
-    columns = {
-        **model_cols,
-        **_recipe_columns(s),
-        **_layout_columns(s),
-        **_data_columns(s),
-        **{k: v for k, v in hw.items() if not k.startswith("_")},
-        "g_co2e_per_kwh": float(region["g_co2e_per_kwh"]),
-    }
+    shape, gpu, region = _lookups(s, cats)
+    model, counts = model_columns(s, shape)
+    hw, provenance = gpu_columns(s, gpu, cats, float(model.n_active_params))
+    columns = Columns(
+        model=model,
+        recipe=recipe_columns(s),
+        layout=layout_columns(s),
+        workload=workload_columns(s),
+        gpu=hw,
+        energy=energy_columns(s, float(region["g_co2e_per_kwh"])),
+    )
     return Resolved(
         scenario=s,
+        columns=columns,
         gpu=gpu,
+        gpu_provenance=provenance,
         shape=shape,
         counts=counts,
-        columns=columns,
-        derived={
-            "catalog_peak_tflops": hw["_catalog_peak_tflops"],
-            "catalog_vram_gib": gpu["memory_gib"],
-            "catalog_usd_per_gpu_hour": hw["_catalog_usd_per_gpu_hour"],
-            "preset_mfu": hw["_preset"][("low", "typical", "high").index(s.efficiency_band)],
-            "preset_band": hw["_preset"],
-            "peak_note": hw["_peak_note"],
-        },
         model_label=_model_label(s, shape),
         flops_rule=_flops_rule(s, shape),
         state_rule=_state_rule(s),
         batch_rule="micro-batch × accumulation × data-parallel replicas × sequence length",
-        price_basis=hw["_price_basis"],
-        price_snapshot=hw["_price_snapshot"],
         region_label=str(region["label"]),
-        unavailable=_unavailable(s, shape, hw),
+        unavailable=_unavailable(s, shape, hw, provenance),
     )
 
 
@@ -294,7 +219,9 @@ def _state_rule(s: Scenario) -> str:
     return f"parameters × bytes per parameter of {s.method}, {s.optimizer}, {s.precision}"
 
 
-def _unavailable(s: Scenario, shape: ModelShape | None, hw: dict[str, Any]) -> dict[str, str]:
+def _unavailable(
+    s: Scenario, shape: ModelShape | None, hw: GpuColumns, provenance: GpuProvenance
+) -> dict[str, str]:
     missing: dict[str, str] = {}
     if shape is None:
         reason = "needs the model's shape; choose a preset or import a config.json"
@@ -302,8 +229,8 @@ def _unavailable(s: Scenario, shape: ModelShape | None, hw: dict[str, Any]) -> d
             missing[key] = reason
         if s.method != "full":
             missing["lora adapters"] = "counted as 0 parameters without a shape"
-    if math.isnan(hw["peak_flops_per_s"]):
-        missing["peak_tflops"] = f"{hw['_peak_note']}"
-    if math.isnan(hw["usd_per_gpu_hour"]):
+    if np.isnan(hw.peak_flops_per_s):
+        missing["peak_tflops"] = provenance.peak_note
+    if np.isnan(hw.usd_per_gpu_hour):
         missing["cost_usd"] = "no catalogue price for this GPU; enter your quote per GPU-hour"
     return missing

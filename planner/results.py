@@ -1,13 +1,23 @@
-"""The typed result of one estimate: a flat set of unit-suffixed figures (the CLI's JSON keys)."""
+"""What the planner reports: the table of every output (name, unit, label, the figure it is shown from) and
+the typed result of one estimate, a flat set of unit-suffixed figures (the CLI's JSON keys).
+
+`planner.evaluate` computes in bytes, seconds and FLOP/s; `OUTPUTS` says how each reported figure is shown, and
+`shown` is the one place that converts (bytes -> GiB, seconds -> hours, FLOP/s -> TFLOP/s). `Estimate`, the GPU
+comparison (`planner.decide.compare`) and the plan search frames (`planner.decide.sweep_rank`) all take their
+figures through it.
+"""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import NoneType
+from typing import Any, Final, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-PEAK_PHASES = ("forward/backward", "optimizer step")
+from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR
 
 
 class Estimate(BaseModel):
@@ -95,3 +105,146 @@ class Estimate(BaseModel):
                 value = None
             out[key] = value
         return out
+
+
+@dataclass(frozen=True)
+class Output:
+    key: str  # the reported name: Estimate field, comparison or search frame column, CLI JSON key
+    unit: str  # the unit it is reported in
+    label: str  # words for a table header or a chart axis
+    source: str  # the `evaluate` output it is shown from
+
+
+# reported unit -> divisor from evaluate's unit (bytes, seconds, FLOP/s); any other unit is reported as computed
+SCALE: Final = {"GiB": GIB_BYTES, "h": SECONDS_PER_HOUR, "TFLOP/s": 1e12}
+
+
+def _rows(unit: str, *rows: tuple[str, str, str]) -> tuple[Output, ...]:
+    return tuple(Output(key, unit, label, source) for key, label, source in rows)
+
+
+OUTPUTS: Final = (
+    *_rows(
+        "parameters",
+        ("n_params", "Parameters", "n_params"),
+        ("n_active_params", "Active parameters", "n_active_params"),
+    ),
+    *_rows(
+        "tokens",
+        ("training_tokens", "Training tokens", "training_tokens"),
+        ("processed_tokens", "Processed tokens (with padding)", "processed_tokens"),
+        ("global_batch_tokens", "Global batch (tokens)", "global_batch_tokens"),
+    ),
+    *_rows("steps", ("n_steps", "Optimizer steps", "n_steps")),
+    *_rows(
+        "FLOP",
+        ("total_flops", "Total FLOPs", "model_flops"),
+        ("model_flops", "Model FLOPs", "model_flops"),
+        ("hardware_flops", "Hardware FLOPs (with recompute)", "hardware_flops"),
+    ),
+    *_rows(
+        "FLOP/s",
+        ("per_device_flops_per_s", "Achieved FLOP/s per GPU", "per_device_flops_per_s"),
+        ("cluster_flops_per_s", "Achieved FLOP/s, cluster", "cluster_flops_per_s"),
+    ),
+    *_rows("TFLOP/s", ("peak_tflops", "Peak TFLOP/s", "peak_flops_per_s")),
+    *_rows(
+        "fraction",
+        ("mfu", "MFU", "mfu"),
+        ("hfu", "HFU", "hfu"),
+        ("mfu_low", "MFU, slow end", "utilisation_frac_low"),
+        ("mfu_high", "MFU, fast end", "utilisation_frac_high"),
+        ("bubble_frac", "Pipeline bubble", "bubble_frac"),
+    ),
+    *_rows(
+        "s",
+        ("step_time_s", "Step time (s)", "step_time_s"),
+        ("comm_time_s", "Communication per step (s)", "comm_time_s"),
+    ),
+    *_rows(
+        "h",
+        ("wall_clock_h", "Wall clock (h)", "wall_clock_s"),
+        ("wall_clock_h_low", "Wall clock, fast end (h)", "wall_clock_s_low"),
+        ("wall_clock_h_high", "Wall clock, slow end (h)", "wall_clock_s_high"),
+        ("checkpoint_io_h", "Checkpoint I/O (h)", "checkpoint_io_s"),
+    ),
+    *_rows(
+        "GPU-h", ("device_hours", "GPU-hours", "device_hours"), ("gpu_hours", "GPU-hours", "device_hours")
+    ),
+    *_rows(
+        "tokens/s",
+        ("tokens_per_s", "Throughput (tokens/s)", "tokens_per_s"),
+        ("tokens_per_s_per_gpu", "Throughput per GPU (tokens/s)", "tokens_per_s_per_gpu"),
+    ),
+    *_rows(
+        "GiB",
+        ("model_state_gib_total", "Model states, whole model (GiB)", "model_state_bytes_total"),
+        (
+            "model_state_gib_per_device",
+            "Model states per GPU, split evenly (GiB)",
+            "model_state_bytes_per_device",
+        ),
+        ("weights_gib", "Weights (GiB)", "weights_bytes"),
+        ("gradients_gib", "Gradients (GiB)", "gradients_bytes"),
+        ("optimizer_gib", "Optimizer states (GiB)", "optimizer_bytes"),
+        ("master_gib", "fp32 master copy (GiB)", "master_bytes"),
+        ("activations_gib", "Activations (GiB)", "activations_bytes"),
+        ("logits_gib", "Logits and loss (GiB)", "logits_bytes"),
+        ("prefetch_gib", "ZeRO-3 gathered layers (GiB)", "prefetch_bytes"),
+        ("overhead_gib", "Framework overhead (GiB)", "overhead_bytes"),
+        ("fragmentation_gib", "Allocator fragmentation (GiB)", "fragmentation_bytes"),
+        ("peak_gib_per_device", "Peak memory per GPU (GiB)", "peak_bytes"),
+        ("peak_gib", "Peak memory per GPU (GiB)", "peak_bytes"),
+        ("headroom_gib", "Headroom per GPU (GiB)", "headroom_bytes"),
+        ("host_offload_gib", "Offloaded to host memory (GiB)", "host_offload_bytes"),
+        ("vram_gib", "GPU memory (GiB)", "vram_bytes"),
+        ("memory_gib", "GPU memory (GiB)", "vram_bytes"),
+    ),
+    *_rows(
+        "USD",
+        ("cost_usd", "Cost (USD)", "cost_usd"),
+        ("cost_usd_low", "Cost, low end (USD)", "cost_usd_low"),
+        ("cost_usd_high", "Cost, high end (USD)", "cost_usd_high"),
+        ("electricity_cost_usd", "Electricity cost (USD)", "electricity_cost_usd"),
+    ),
+    *_rows("USD/GPU-h", ("usd_per_gpu_hour", "Price per GPU-hour (USD)", "usd_per_gpu_hour")),
+    *_rows("USD/M tokens", ("usd_per_million_tokens", "USD per million tokens", "usd_per_million_tokens")),
+    *_rows(
+        "kWh",
+        ("energy_kwh", "Energy (kWh)", "energy_kwh"),
+        ("energy_kwh_low", "Energy, low end (kWh)", "energy_kwh_low"),
+        ("energy_kwh_high", "Energy, high end (kWh)", "energy_kwh_high"),
+        ("gpu_energy_kwh", "GPU energy (kWh)", "gpu_energy_kwh"),
+        ("host_energy_kwh", "Host energy (kWh)", "host_energy_kwh"),
+        ("facility_overhead_kwh", "Facility overhead (kWh)", "facility_overhead_kwh"),
+    ),
+    *_rows(
+        "kg CO2e",
+        ("co2e_kg", "CO2e (kg)", "co2e_kg"),
+        ("co2e_kg_low", "CO2e, low end (kg)", "co2e_kg_low"),
+        ("co2e_kg_high", "CO2e, high end (kg)", "co2e_kg_high"),
+    ),
+    *_rows("g CO2e/kWh", ("grid_g_co2e_per_kwh", "Grid intensity (g CO2e/kWh)", "g_co2e_per_kwh")),
+)
+OUTPUT_BY_KEY: Final = {output.key: output for output in OUTPUTS}
+# Estimate's figures that come from the table, and those that are None (not NaN) when they cannot be computed
+ESTIMATE_FIGURES: Final = tuple(name for name in Estimate.model_fields if name in OUTPUT_BY_KEY)
+_OPTIONAL: Final = frozenset(
+    name for name, info in Estimate.model_fields.items() if NoneType in get_args(info.annotation)
+)
+
+
+def shown(out: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    """The named outputs in their reported units, from `evaluate`'s output (floats or arrays alike)."""
+    figures = {}
+    for key in keys:
+        output = OUTPUT_BY_KEY[key]
+        scale = SCALE.get(output.unit)
+        figures[key] = out[output.source] if scale is None else out[output.source] / scale
+    return figures
+
+
+def estimate_figures(out: Mapping[str, float]) -> dict[str, float | None]:
+    """Every Estimate figure of the table from one evaluated row; NaN becomes None where the field allows it."""
+    figures = shown(out, ESTIMATE_FIGURES)
+    return {key: None if key in _OPTIONAL and math.isnan(value) else value for key, value in figures.items()}

@@ -131,7 +131,7 @@ def test_case_scenario_megatron_selene_row(cases):
     # "mixed precision (16-bit)" is fp16 with fp32 master weights: the A100's 312 TFLOP/s FP16 peak
     assert scenario.precision == "fp16_mixed" and scenario.gpu == "A100 80GB SXM"
     columns, _ = evaluated(scenario, default_catalogs())
-    assert columns["peak_flops_per_s"] == 312e12
+    assert columns.gpu.peak_flops_per_s == 312e12
     # DGX A100 (Selene): 8 x HDR 200 Gb/s per node = 25 GB/s per GPU
     assert scenario.inter_node_gb_per_s == 25.0
     assert (scenario.micro_batch, scenario.grad_accum) == (4, 1)

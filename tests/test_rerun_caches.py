@@ -14,7 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 from planner.catalogue.catalog import default_catalogs
 from planner.catalogue.models import shape_from_row
-from planner.evaluate import MEMORY_FIELDS, _model_state_bytes_total, evaluate
+from planner.columns import memory_inputs
+from planner.evaluate import _model_state_bytes_total, evaluate
 from planner.formulas.memory import MemoryInputs, memory_per_gpu
 from planner.inputs.scenario import Scenario
 from planner.resolve import resolve
@@ -114,8 +115,7 @@ CHOICES = {
 def test_model_state_total_equals_the_unsharded_memory_model(combo):
     """The shortcut skips activations, which never enter model states; the numbers are bit-identical."""
     scenario = Scenario().updated(n_gpus=8, **dict(zip(CHOICES, combo, strict=True)))
-    columns = resolve(scenario, default_catalogs()).columns
-    p = MemoryInputs(**{name: columns[name] for name in MEMORY_FIELDS if name in columns})
+    p = memory_inputs(resolve(scenario, default_catalogs()).columns)
     assert _model_state_bytes_total(p) == _unsharded_states_through_the_whole_memory_model(p)
     # Arrays: gradient accumulation changes the gradient dtype (fp32 when accumulating), micro-batch not.
     rows = replace(p, grad_accum=np.array([1.0, 2.0, 8.0]), micro_batch=np.array([1.0, 4.0, 2.0]))

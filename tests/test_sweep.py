@@ -240,7 +240,10 @@ def test_layout_grid_rounds_accumulation_up_and_drops_oversized_batches():
     )
     grid = layout_grid(BASE.updated(gpus_per_node=1), space, 64, 32, 32)
     rows = sorted(
-        zip(*(grid.columns[k].tolist() for k in ("n_gpus", "micro_batch", "grad_accum")), strict=True)
+        zip(
+            *(grid.columns[k].tolist() for k in ("n_gpus", "micro_batch_seqs", "n_micro_batches")),
+            strict=True,
+        )
     )
     assert rows == [(3.0, 1.0, 3.0), (3.0, 2.0, 2.0), (8.0, 1.0, 1.0)]
 

@@ -15,8 +15,8 @@ import numpy as np
 
 from planner.cases.case_row import MEMORY_UNITS, CaseFacts
 from planner.catalogue.catalog import Catalogs
-from planner.evaluate import evaluate
-from planner.formulas import compute
+from planner.columns import Columns
+from planner.evaluate import evaluate, flops_per_token
 from planner.formulas.units import SECONDS_PER_HOUR
 from planner.inputs.scenario import Scenario
 from planner.resolve import resolve
@@ -29,68 +29,52 @@ STEP_PROPORTIONAL_UNITS = ("s_per_iteration", "days", "gpu_hours")  # the rest a
 SEARCH_UTILISATION = np.geomspace(1e-3, 2.0, 1201)
 
 
-def evaluated(scenario: Scenario, cats: Catalogs) -> tuple[dict[str, Any], dict[str, Any]]:
+def evaluated(scenario: Scenario, cats: Catalogs) -> tuple[Columns, dict[str, Any]]:
     """(resolved input columns, evaluate's outputs) of a case's Scenario."""
-    columns = dict(resolve(scenario, cats).columns)
+    columns = resolve(scenario, cats).columns
     return columns, evaluate(columns)
 
 
 def predict_case(scenario: Scenario, facts: CaseFacts, cats: Catalogs) -> tuple[float, float]:
     """(predicted value in the row's unit, the compute efficiency the prediction used)."""
     columns, out = evaluated(scenario, cats)
-    return read_out(columns, out, facts), float(columns["utilisation"])
+    return read_out(columns, out, facts), float(columns.gpu.utilisation_frac)
 
 
-def read_out(c: Mapping[str, Any], out: Mapping[str, Any], facts: CaseFacts) -> float:
+def read_out(c: Columns, out: Mapping[str, Any], facts: CaseFacts) -> float:
     """Evaluate's outputs in the row's measured unit."""
     unit = interpreted_unit(c, out, facts)
     if unit in MEMORY_UNITS:
         return float(out[MEMORY_KEYS[facts.statistic]]) / facts.unit_bytes
     per_gpu = out["tokens_per_s_per_gpu"]
+    n_gpus = c.layout.n_gpus
     readers = {
         "tokens_per_s_per_gpu": lambda: per_gpu,
-        "tokens_per_s_total": lambda: per_gpu * c["n_gpus"],
-        "samples_per_s_total": lambda: per_gpu * c["n_gpus"] / c["seq_len"],
-        "tflops_per_gpu_model": lambda: per_gpu * source_flops_per_token(c, out, facts)[0] / 1e12,
-        "tflops_per_gpu_hardware": lambda: per_gpu * source_flops_per_token(c, out, facts)[1] / 1e12,
+        "tokens_per_s_total": lambda: per_gpu * n_gpus,
+        "samples_per_s_total": lambda: per_gpu * n_gpus / c.workload.seq_len_tokens,
+        "tflops_per_gpu_model": lambda: per_gpu * source_flops_per_token(c, facts)[0] / 1e12,
+        "tflops_per_gpu_hardware": lambda: per_gpu * source_flops_per_token(c, facts)[1] / 1e12,
         "s_per_iteration": lambda: out["step_time_s"],
         "days": lambda: out["wall_clock_s"] / SECONDS_PER_DAY,
-        "gpu_hours": lambda: out["wall_clock_s"] * c["n_gpus"] / SECONDS_PER_HOUR,
+        "gpu_hours": lambda: out["wall_clock_s"] * n_gpus / SECONDS_PER_HOUR,
     }
     return float(np.asarray(readers[unit]()))
 
 
-def interpreted_unit(c: Mapping[str, Any], out: Mapping[str, Any], facts: CaseFacts) -> str:
+def interpreted_unit(c: Columns, out: Mapping[str, Any], facts: CaseFacts) -> str:
     """The unit a value is read in; an ambiguous tokens/s is total when a per-GPU reading would need more
     model FLOP/s than the GPU's dense peak (the only physically possible reading), per GPU otherwise."""
     if facts.measured_unit != "tokens_per_s_ambiguous":
         return facts.measured_unit
     model_per_token = float(out["model_flops"] / out["processed_tokens"])
-    per_gpu_ceiling = c["peak_flops_per_s"] / model_per_token
+    per_gpu_ceiling = c.gpu.peak_flops_per_s / model_per_token
     return "tokens_per_s_total" if facts.measured_value > per_gpu_ceiling else "tokens_per_s_per_gpu"
 
 
-def source_flops_per_token(c: Mapping[str, Any], out: Mapping[str, Any], facts: CaseFacts) -> tuple[Any, Any]:
+def source_flops_per_token(c: Columns, facts: CaseFacts) -> tuple[Any, Any]:
     """(model, hardware) FLOPs per token as the source counts them: Megatron's TFLOP/s counter counts the
-    full attention matrix (`attention_fwd_flops_per_token` with causal = 0), the planner the causal half."""
-    model = out["model_flops"] / out["processed_tokens"]
-    hardware = out["hardware_flops"] / out["processed_tokens"]
-    if not facts.full_attention_counted:
-        return model, hardware
-    args = (c["n_layers"], c["n_heads"], c["head_dim"], c["seq_len"])
-    causal = compute.attention_fwd_flops_per_token(*args, 1)
-    full = compute.attention_fwd_flops_per_token(*args, 0)
-    source_model = model + compute.ATTENTION_TRAINING_OVER_FORWARD * (full - causal)
-    frozen = c["method"] > 0
-    source_hardware = compute.hardware_flops_per_token(
-        source_model,
-        c["n_layer_matmul_params"] + c["n_adapter_params"] * frozen,
-        full,
-        c["flash_attention"],
-        c["recompute"] == 2,
-        np.isin(c["recompute"], (1, 3)),
-    )
-    return source_model, source_hardware
+    full attention matrix (causal = 0), the planner the causal half (evaluate's own `flops_per_token`)."""
+    return flops_per_token(c, causal=0 if facts.full_attention_counted else 1)
 
 
 def case_efficiency(scenario: Scenario, facts: CaseFacts, cats: Catalogs) -> float | str:
@@ -114,13 +98,10 @@ def case_efficiency(scenario: Scenario, facts: CaseFacts, cats: Catalogs) -> flo
     return utilisation if isinstance(refined, str) else refined
 
 
-def _solve(columns: Mapping[str, Any], target_step_s: float, grid: np.ndarray) -> float | str:
+def _solve(columns: Columns, target_step_s: float, grid: np.ndarray) -> float | str:
     probe = np.append(grid, 1e12)  # the last point: compute takes no time, only communication is left
-    steps = np.asarray(
-        evaluate({**columns, "utilisation": probe, "utilisation_low": probe, "utilisation_high": probe})[
-            "step_time_s"
-        ]
-    )
+    probed = columns.replace(utilisation_frac=probe, utilisation_frac_low=probe, utilisation_frac_high=probe)
+    steps = np.asarray(evaluate(probed)["step_time_s"])
     if target_step_s <= steps[-1]:
         return "modelled communication alone exceeds the measured step"
     steps, inverse = steps[:-1][::-1], (1.0 / grid)[::-1]  # ascending in 1 / utilisation

@@ -13,16 +13,18 @@ each GPU's own peak, not a property of one card).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from planner.catalogue.catalog import Catalogs
+from planner.columns import Columns, GpuColumns, map_columns, stack
 from planner.evaluate import evaluate
-from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR
 from planner.inputs.scenario import Scenario
-from planner.resolve import gpu_columns, resolve
+from planner.resolve import GpuProvenance, gpu_columns, resolve
+from planner.results import shown
 
 # Largest GPU count searched for "fewest that fit"; the same ceiling as the scaling view (planner/decide/explore.py).
 MAX_GPUS = 4096
@@ -30,6 +32,26 @@ EXACT_NODES = 32  # up to 32 nodes every node count is tried; past it the grid t
 STEPS_PER_DOUBLING = 8
 OVERRIDE_FIELDS = ("usd_per_gpu_hour", "peak_tflops", "vram_gib")
 NO_RATE, NO_PRICE, YOUR_FIGURES = "no rate", "no price", "your overrides"
+# The frame's figures, in the units of the table of outputs (planner.results.OUTPUTS); `memory_gib` keeps the
+# catalogue's column name for the GPU's memory.
+FIGURES = (
+    "memory_gib",
+    "peak_tflops",
+    "peak_gib_per_device",
+    "wall_clock_h",
+    "wall_clock_h_low",
+    "wall_clock_h_high",
+    "device_hours",
+    "usd_per_gpu_hour",
+    "cost_usd",
+    "cost_usd_low",
+    "cost_usd_high",
+    "usd_per_million_tokens",
+    "energy_kwh",
+    "co2e_kg",
+    "tokens_per_s",
+    "mfu",
+)
 
 # label -> (column, descending): the orderings offered by the page and the CLI.
 SORT_METRICS: dict[str, tuple[str, bool]] = {
@@ -73,10 +95,11 @@ def compare_gpus(s: Scenario, cats: Catalogs, max_gpus: int = MAX_GPUS) -> pl.Da
     Raises ValueError (naming the field) when the scenario itself cannot be resolved.
     """
     resolved = resolve(s, cats)
-    per_gpu = _stack_gpu_columns(s, cats, str(resolved.gpu["name"]), resolved.columns["n_active_params"])
+    n_active_params = float(resolved.columns.model.n_active_params)
+    per_gpu = _stack_gpu_columns(s, cats, str(resolved.gpu["name"]), n_active_params)
     counts = candidate_gpu_counts(s, max_gpus)
-    n_gpu_types, n_counts = len(per_gpu["names"]), len(counts)
-    out = evaluate(_grid_columns(resolved.columns, per_gpu["columns"], counts))
+    n_gpu_types, n_counts = len(per_gpu.names), len(counts)
+    out = evaluate(_grid_columns(resolved.columns, per_gpu.columns, counts))
     grid = {key: _matrix(value, n_gpu_types, n_counts) for key, value in out.items()}
     fits = grid["fits_vram"]  # evaluate's verdict, the same one the single estimate reports
     current = int(np.flatnonzero(counts == s.n_gpus)[0])
@@ -84,41 +107,46 @@ def compare_gpus(s: Scenario, cats: Catalogs, max_gpus: int = MAX_GPUS) -> pl.Da
     return _frame(s, per_gpu, at_current, fits[:, current], _fewest(fits, counts))
 
 
-def _stack_gpu_columns(
-    s: Scenario, cats: Catalogs, scenario_gpu: str, n_active_params: float
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class GpuRows:
+    """Every catalogue GPU's columns stacked into arrays (one element per GPU, catalogue order)."""
+
+    scenario_gpu: str
+    names: list[str]
+    vendors: list[str]
+    origins: list[str | None] | None  # team / upload / bundled, where the catalogue says
+    columns: GpuColumns
+    provenance: list[GpuProvenance]
+
+
+def _stack_gpu_columns(s: Scenario, cats: Catalogs, scenario_gpu: str, n_active_params: float) -> GpuRows:
     catalogue_only = s.updated(**dict.fromkeys(OVERRIDE_FIELDS))
     rows = list(cats.gpus.iter_rows(named=True))
     each = [
         gpu_columns(s if row["name"] == scenario_gpu else catalogue_only, row, cats, n_active_params)
         for row in rows
     ]
-    numeric = [key for key in each[0] if not key.startswith("_")]
-    return {
-        "scenario_gpu": scenario_gpu,
-        "names": [str(row["name"]) for row in rows],
-        "vendors": [str(row["vendor"]) for row in rows],
-        "origins": [row.get("origin") for row in rows] if "origin" in cats.gpus.columns else None,
-        "columns": {key: np.array([float(cols[key]) for cols in each]) for key in numeric},
-        "price_basis": [str(cols["_price_basis"]) for cols in each],
-        "price_snapshot": [cols["_price_snapshot"] for cols in each],
-        "peak_note": [str(cols["_peak_note"]) for cols in each],
-    }
+    return GpuRows(
+        scenario_gpu=scenario_gpu,
+        names=[str(row["name"]) for row in rows],
+        vendors=[str(row["vendor"]) for row in rows],
+        origins=[row.get("origin") for row in rows] if "origin" in cats.gpus.columns else None,
+        columns=stack([columns for columns, _ in each]),
+        provenance=[provenance for _, provenance in each],
+    )
 
 
-def _grid_columns(
-    scenario_columns: dict[str, float], gpu_cols: dict[str, np.ndarray], counts: np.ndarray
-) -> dict[str, Any]:
+def _grid_columns(scenario: Columns, gpu: GpuColumns, counts: np.ndarray) -> Columns:
     """GPU-major grid: row g·n_counts + j is GPU g at counts[j], the global batch held fixed."""
-    n_gpu_types = len(next(iter(gpu_cols.values())))
+    n_gpu_types = len(np.atleast_1d(gpu.vram_bytes))
+    layout = scenario.layout
     n_gpus = np.tile(counts, n_gpu_types)
-    model_parallel = scenario_columns["tp"] * scenario_columns["pp"] * scenario_columns["cp"]
-    dp = n_gpus / model_parallel
+    dp = n_gpus / (layout.tp * layout.pp * layout.cp)
     # As in explore.scaling_curve: accumulation shrinks as replicas grow (never below one micro-batch), and at
     # the scenario's own count it is exactly the scenario's.
-    accum = np.maximum(1.0, np.round(scenario_columns["grad_accum"] * scenario_columns["dp"] / dp))
-    repeated = {key: np.repeat(value, len(counts)) for key, value in gpu_cols.items()}
-    return {**scenario_columns, **repeated, "n_gpus": n_gpus, "dp": dp, "grad_accum": accum}
+    accum = np.maximum(1.0, np.round(layout.n_micro_batches * layout.dp / dp))
+    repeated = map_columns(gpu, lambda column: np.repeat(column, len(counts)))
+    return scenario.replace(gpu=repeated, n_gpus=n_gpus, dp=dp, n_micro_batches=accum)
 
 
 def _matrix(value: Any, n_rows: int, n_cols: int) -> np.ndarray:
@@ -132,55 +160,36 @@ def _fewest(fits: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 
 def _frame(
-    s: Scenario, per_gpu: dict[str, Any], out: dict[str, np.ndarray], fits: np.ndarray, fewest: np.ndarray
+    s: Scenario, per_gpu: GpuRows, out: dict[str, np.ndarray], fits: np.ndarray, fewest: np.ndarray
 ) -> pl.DataFrame:
-    gpu = per_gpu["columns"]
-    hours = out["wall_clock_s"] / SECONDS_PER_HOUR
-    numbers = {
-        "memory_gib": gpu["vram_bytes"] / GIB_BYTES,
-        "peak_tflops": gpu["peak_flops_per_s"] / 1e12,
-        "peak_gib_per_device": out["peak_bytes"] / GIB_BYTES,
-        "wall_clock_h": hours,
-        "wall_clock_h_low": out["wall_clock_s_low"] / SECONDS_PER_HOUR,
-        "wall_clock_h_high": out["wall_clock_s_high"] / SECONDS_PER_HOUR,
-        "device_hours": out["device_hours"],
-        "usd_per_gpu_hour": gpu["usd_per_gpu_hour"],
-        "cost_usd": out["cost_usd"],
-        "cost_usd_low": out["cost_usd_low"],
-        "cost_usd_high": out["cost_usd_high"],
-        "usd_per_million_tokens": out["usd_per_million_tokens"],
-        "energy_kwh": out["energy_kwh"],
-        "co2e_kg": out["co2e_kg"],
-        "tokens_per_s": out["tokens_per_s"],
-        "mfu": out["mfu"],
-    }
-    current = np.array([name == per_gpu["scenario_gpu"] for name in per_gpu["names"]])
+    current = np.array([name == per_gpu.scenario_gpu for name in per_gpu.names])
     columns: dict[str, pl.Series] = {
-        "gpu": pl.Series(per_gpu["names"], dtype=pl.String),
-        "vendor": pl.Series(per_gpu["vendors"], dtype=pl.String),
+        "gpu": pl.Series(per_gpu.names, dtype=pl.String),
+        "vendor": pl.Series(per_gpu.vendors, dtype=pl.String),
         "fits_vram": pl.Series([None if math.isnan(f) else bool(f) for f in fits], dtype=pl.Boolean),
         "min_gpus_to_fit": pl.Series([None if math.isnan(n) else int(n) for n in fewest], dtype=pl.Int64),
         **{
             name: pl.Series(np.asarray(values, dtype=float), dtype=pl.Float64, nan_to_null=True)
-            for name, values in numbers.items()
+            for name, values in shown(out, FIGURES).items()
         },
-        "price_basis": pl.Series(per_gpu["price_basis"], dtype=pl.String),
-        "price_snapshot": pl.Series(per_gpu["price_snapshot"], dtype=pl.String),
-        "status": pl.Series(_status(gpu, current, s), dtype=pl.String),
+        "price_basis": pl.Series([p.price_basis for p in per_gpu.provenance], dtype=pl.String),
+        "price_snapshot": pl.Series([p.price_snapshot for p in per_gpu.provenance], dtype=pl.String),
+        "status": pl.Series(_status(per_gpu.columns, current, s), dtype=pl.String),
         "is_scenario_gpu": pl.Series(current, dtype=pl.Boolean),
     }
-    if per_gpu["origins"] is not None:
-        columns["origin"] = pl.Series(per_gpu["origins"], dtype=pl.String)
+    if per_gpu.origins is not None:
+        columns["origin"] = pl.Series(per_gpu.origins, dtype=pl.String)
     return pl.DataFrame(columns)
 
 
-def _status(gpu: dict[str, np.ndarray], current: np.ndarray, s: Scenario) -> list[str]:
+def _status(gpu: GpuColumns, current: np.ndarray, s: Scenario) -> list[str]:
     """Why a row lacks figures, and which row carries the user's own figures."""
     overridden = any(getattr(s, name) is not None for name in OVERRIDE_FIELDS)
+    rates, prices = np.atleast_1d(gpu.peak_flops_per_s), np.atleast_1d(gpu.usd_per_gpu_hour)
     notes = []
     for i in range(len(current)):
-        parts = [NO_RATE] if math.isnan(gpu["peak_flops_per_s"][i]) else []
-        parts += [NO_PRICE] if math.isnan(gpu["usd_per_gpu_hour"][i]) else []
+        parts = [NO_RATE] if math.isnan(rates[i]) else []
+        parts += [NO_PRICE] if math.isnan(prices[i]) else []
         parts += [YOUR_FIGURES] if current[i] and overridden else []
         notes.append("; ".join(parts))
     return notes

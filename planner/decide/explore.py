@@ -13,21 +13,20 @@ import polars as pl
 
 from planner.catalogue.catalog import Catalogs
 from planner.evaluate import evaluate
-from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR
+from planner.formulas.recipes import Recompute
 from planner.resolve import Resolved, resolve
+from planner.results import shown
 
 MAX_SCALING_GPUS = 4096  # beyond a few thousand GPUs fine-tuning-sized runs are bounded by batch size anyway
-
-
-def _with(columns: dict[str, Any], **changes: Any) -> dict[str, Any]:
-    return {**columns, **changes}
+# the recompute modes of the memory-versus-micro-batch view, in the order it lists them
+MEMORY_VIEW_MODES = (Recompute.NONE, Recompute.SELECTIVE, Recompute.SELECTIVE_OP, Recompute.FULL)
 
 
 def gpu_counts(resolved: Resolved) -> np.ndarray:
     """Powers of two from the model-parallel size up to where one optimizer step has one sequence per replica."""
     s = resolved.scenario
     model_parallel = s.tp * s.pp * s.cp
-    sequences = max(1.0, resolved.columns["training_tokens"] / s.seq_len)
+    sequences = max(1.0, float(resolved.columns.workload.training_tokens) / s.seq_len)
     top = int(min(MAX_SCALING_GPUS, max(model_parallel, model_parallel * sequences)))
     counts = [model_parallel * 2**k for k in range(20) if model_parallel * 2**k <= top]
     return np.array(sorted({*counts, s.n_gpus}), dtype=float)
@@ -35,41 +34,38 @@ def gpu_counts(resolved: Resolved) -> np.ndarray:
 
 def scaling_curve(resolved: Resolved) -> pl.DataFrame:
     """Wall clock, cost and scaling efficiency against GPU count at a fixed global batch."""
-    c = resolved.columns
+    layout = resolved.columns.layout
     counts = gpu_counts(resolved)
-    model_parallel = c["tp"] * c["pp"] * c["cp"]
-    dp = counts / model_parallel
+    dp = counts / (layout.tp * layout.pp * layout.cp)
     # Keep the global batch: accumulation shrinks as replicas grow (never below one micro-batch).
-    accum = np.maximum(1.0, np.round(c["grad_accum"] * c["dp"] / dp))
-    out = evaluate(_with(c, n_gpus=counts, dp=dp, grad_accum=accum))
-    hours = out["wall_clock_s"] / SECONDS_PER_HOUR
-    gpu_hours = hours * counts
-    efficiency = gpu_hours[0] / gpu_hours
+    accum = np.maximum(1.0, np.round(layout.n_micro_batches * layout.dp / dp))
+    out = evaluate(resolved.columns.replace(n_gpus=counts, dp=dp, n_micro_batches=accum))
+    figures = shown(out, ("wall_clock_h", "gpu_hours", "cost_usd"))
+    gpu_hours = figures["gpu_hours"]
     return pl.DataFrame(
         {
             "n_gpus": counts.astype(int),
-            "wall_clock_h": hours,
+            "wall_clock_h": figures["wall_clock_h"],
             "gpu_hours": gpu_hours,
-            "cost_usd": np.asarray(out["cost_usd"], dtype=float),
-            "scaling_efficiency_frac": efficiency,
+            "cost_usd": np.asarray(figures["cost_usd"], dtype=float),
+            "scaling_efficiency_frac": gpu_hours[0] / gpu_hours,
         }
     )
 
 
 def memory_vs_micro_batch(resolved: Resolved, max_micro_batch: int = 64) -> pl.DataFrame:
     """Peak GiB per GPU for micro-batches 1, 2, 4, ... under each recompute mode."""
-    if not resolved.columns["has_shape"]:
+    if not resolved.columns.model.has_shape:
         return pl.DataFrame()
     sizes = np.array([2**k for k in range(int(np.log2(max_micro_batch)) + 1)], dtype=float)
-    modes = {"none": 0.0, "selective": 1.0, "selective_op": 3.0, "full": 2.0}
-    grid_b = np.tile(sizes, len(modes))
-    grid_r = np.repeat(list(modes.values()), len(sizes))
-    out = evaluate(_with(resolved.columns, micro_batch=grid_b, recompute=grid_r))
+    grid_b = np.tile(sizes, len(MEMORY_VIEW_MODES))
+    grid_r = np.repeat(np.array(MEMORY_VIEW_MODES, dtype=float), len(sizes))
+    out = evaluate(resolved.columns.replace(micro_batch_seqs=grid_b, recompute=grid_r))
     return pl.DataFrame(
         {
             "micro_batch": grid_b.astype(int),
-            "recompute": np.repeat(list(modes), len(sizes)),
-            "peak_gib": out["peak_bytes"] / GIB_BYTES,
+            "recompute": np.repeat([mode.key for mode in MEMORY_VIEW_MODES], len(sizes)),
+            **shown(out, ("peak_gib",)),
         }
     )
 
@@ -116,10 +112,11 @@ def suggest_fixes(resolved: Resolved, cats: Catalogs) -> list[Fix]:
         except ValueError:
             continue
         out = evaluate(candidate.columns)
-        peak = float(out["peak_bytes"])
-        if np.isnan(peak):
+        peak_gib = float(shown(out, ("peak_gib",))["peak_gib"])
+        if np.isnan(peak_gib):
             continue
-        fixes.append(Fix(label, peak / GIB_BYTES, peak <= candidate.columns["vram_bytes"], note))
+        fits = float(out["peak_bytes"]) <= float(candidate.columns.gpu.vram_bytes)
+        fixes.append(Fix(label, peak_gib, fits, note))
     return sorted(fixes, key=lambda fix: (not fix.fits, fix.peak_gib))
 
 

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any
 
 import numpy as np
-import polars as pl
 
 from planner.catalogue.catalog import Catalogs
-from planner.decide.sweep_grid import DEFAULT_MAX_GPUS, LayoutGrid, SearchSpace, layout_grid
+from planner.decide.sweep_grid import LayoutGrid, SearchSpace, layout_grid
 from planner.decide.sweep_rank import (
     Kept,
     feasible_mask,
@@ -25,6 +23,7 @@ from planner.decide.sweep_rank import (
     rank_order,
     result_frame,
 )
+from planner.decide.sweep_types import OBJECTIVES, Constraints, Objective, SearchResult
 from planner.decide.sweep_words import explain
 from planner.errors import PlannerError
 from planner.evaluate import evaluate
@@ -42,8 +41,6 @@ __all__ = [
     "search",
 ]
 
-Objective = Literal["cost", "wall_clock", "energy", "co2e"]
-OBJECTIVES: tuple[str, ...] = get_args(Objective)
 Progress = Callable[[int, int], None]  # (rows evaluated so far, rows in the whole search)
 # Measured here (bench/sweep_bench.py's large search, CPU time, one core): 16k-32k rows per chunk evaluate
 # 2.0-2.2 M rows/s, 100k rows 1.4 M/s, 4k rows 1.5 M/s. A 20k-row column is 160 kB, so the working set of
@@ -55,52 +52,6 @@ NO_SHAPE_NOTE = (
     "The model has no shape (a bare parameter count), so its peak memory is unknown and no configuration can be "
     "shown to fit; choose a preset or import a config.json."
 )
-
-
-@dataclass(frozen=True)
-class Constraints:
-    """What a plan must satisfy, and what "best" means."""
-
-    deadline_h: float | None = None  # wall clock, hours
-    budget_usd: float | None = None
-    max_gpus: int = DEFAULT_MAX_GPUS
-    gpus: tuple[str, ...] | None = None  # GPU names or aliases; None: every GPU with a catalogue price
-    objective: Objective = "cost"
-
-    def __post_init__(self) -> None:
-        if self.objective not in OBJECTIVES:
-            raise PlannerError(
-                "objective", "unknown objective", value=self.objective, allowed=", ".join(OBJECTIVES)
-            )
-        if self.deadline_h is not None and not self.deadline_h > 0:
-            raise PlannerError("deadline_h", "must be > 0 hours", value=self.deadline_h, allowed="> 0")
-        if self.budget_usd is not None and not self.budget_usd > 0:
-            raise PlannerError("budget_usd", "must be > 0", value=self.budget_usd, allowed="> 0")
-        if not 1 <= self.max_gpus <= 1_000_000:
-            raise PlannerError("max_gpus", "out of range", value=self.max_gpus, allowed="1 to 1,000,000")
-        if self.gpus is not None and not self.gpus:
-            raise PlannerError("gpus", "name at least one GPU")
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    top: pl.DataFrame  # best first, `rank` 1..N
-    frontier: pl.DataFrame  # cost-versus-time Pareto frontier, fastest first
-    reason: str  # why the winner won, in one or two sentences
-    constraints: Constraints
-    gpus: tuple[str, ...]  # GPU types searched
-    skipped_gpus: dict[str, str]  # GPU -> why it was left out
-    target_batch_sequences: int
-    n_candidates: int  # layout combinations × GPU types, before impossible layouts were dropped
-    n_evaluated: int  # rows evaluated
-    n_fit: int  # rows whose peak fits the device memory
-    n_feasible: int  # ... and meet every constraint with a finite objective
-    elapsed_s: float
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def winner(self) -> dict[str, Any] | None:
-        return self.top.row(0, named=True) if self.top.height else None
 
 
 def priced_gpus(base: Scenario, catalogs: Catalogs) -> tuple[str, ...]:
@@ -146,7 +97,7 @@ def _resolve_gpus(
     resolved, skipped = [], {}
     for name in dict.fromkeys(canonical):
         one = resolve(_on_gpu(base, name, base_name), cats)
-        if np.isnan(one.columns["peak_flops_per_s"]):
+        if np.isnan(one.columns.gpu.peak_flops_per_s):
             skipped[name] = f"no peak rate for {base.precision} in the catalogue"
             continue
         resolved.append(one)
@@ -162,8 +113,8 @@ def _evaluate_all(
     for gpu_index, one in enumerate(resolved):
         for start in range(0, len(grid), chunk_rows):
             rows = slice(start, min(start + chunk_rows, len(grid)))
-            out = evaluate({**one.columns, **grid.take(rows)})
-            fits = np.asarray(out["peak_bytes"] <= one.columns["vram_bytes"])  # NaN (no shape) never fits
+            out = evaluate(one.columns.replace(**grid.take(rows)))
+            fits = np.asarray(out["peak_bytes"] <= one.columns.gpu.vram_bytes)  # NaN (no shape) never fits
             layout_index = np.arange(rows.start, rows.stop)[fits]
             parts.append(Kept.from_output(gpu_index, layout_index, out, fits))
             done += rows.stop - rows.start
@@ -189,16 +140,16 @@ def search(
     constraints = constraints or Constraints()
     space = space or SearchSpace()
     cats = catalogs
-    shape_columns = resolve(base, cats).columns
-    shaped = shape_columns["has_shape"] > 0
+    model = resolve(base, cats).columns.model
+    shaped = model.has_shape > 0
     names = constraints.gpus or priced_gpus(base, cats)
     resolved, skipped = _resolve_gpus(base, names, cats)
     grid = layout_grid(
         base,
         space,
         constraints.max_gpus,
-        shape_columns["n_layers"] if shaped else None,
-        shape_columns["n_heads"] if shaped else None,
+        float(model.n_layers) if shaped else None,
+        float(model.n_heads) if shaped else None,
     )
     kept, n_evaluated = _evaluate_all(resolved, grid, max(1, chunk_rows), progress)
     feasible = feasible_mask(kept, constraints)

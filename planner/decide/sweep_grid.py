@@ -14,8 +14,9 @@ from typing import get_args
 
 import numpy as np
 
-from planner.formulas.recipes import RECOMPUTE_CODES
-from planner.inputs.scenario import Recompute, Scenario
+from planner.formulas.recipes import Recompute
+from planner.inputs import scenario
+from planner.inputs.scenario import Scenario
 
 # 128 nodes of 8: beyond this, fine-tuning-sized batches leave most data-parallel replicas idle, and the user
 # can raise it (Constraints.max_gpus) for pre-training plans.
@@ -24,12 +25,22 @@ DEFAULT_MAX_GPUS = 1024
 # a 7B+ model and the accumulation rule keeps the global batch anyway.
 DEFAULT_MICRO_BATCHES = (1, 2, 4, 8, 16)
 DEFAULT_ZERO_STAGES = (0, 1, 2, 3)
-DEFAULT_RECOMPUTE: tuple[str, ...] = get_args(Recompute)  # every mode a scenario can hold
+DEFAULT_RECOMPUTE: tuple[str, ...] = get_args(scenario.Recompute)  # every mode a scenario can hold
 # Pipeline depths used by Megatron-LM/torchtitan recipes for 7B-405B models (Llama 3 405B used 16 stages).
 DEFAULT_PP_DEGREES = (1, 2, 4, 8, 16)
 # 5 M layouts keep the grid's own columns near 320 MB; the default search holds a few hundred thousand.
 MAX_LAYOUTS = 5_000_000
-LAYOUT_COLUMNS = ("n_gpus", "tp", "pp", "dp", "zero_stage", "recompute", "micro_batch", "grad_accum")
+# the `planner.columns` layout columns a layout sets (micro-batch in sequences, accumulation in micro-batches)
+LAYOUT_COLUMNS = (
+    "n_gpus",
+    "tp",
+    "pp",
+    "dp",
+    "zero_stage",
+    "recompute",
+    "micro_batch_seqs",
+    "n_micro_batches",
+)
 
 
 @dataclass(frozen=True)
@@ -45,9 +56,10 @@ class SearchSpace:
     target_batch_sequences: int | None = None  # None: the scenario's micro_batch × grad_accum × dp
 
     def __post_init__(self) -> None:
-        unknown = sorted(set(self.recompute) - set(RECOMPUTE_CODES))
+        allowed = sorted(mode.key for mode in Recompute)
+        unknown = sorted(set(self.recompute) - set(allowed))
         if unknown:
-            raise ValueError(f"recompute: unknown mode(s) {unknown}; allowed: {sorted(RECOMPUTE_CODES)}")
+            raise ValueError(f"recompute: unknown mode(s) {unknown}; allowed: {allowed}")
         if any(stage not in DEFAULT_ZERO_STAGES for stage in self.zero_stages):
             raise ValueError(f"zero_stages: each must be 0-3 (got {self.zero_stages})")
         for name in ("gpu_counts", "tp_degrees", "pp_degrees", "micro_batches"):
@@ -83,7 +95,7 @@ def tensor_parallel_degrees(gpus_per_node: int, n_heads: float | None) -> tuple[
 
 @dataclass(frozen=True)
 class LayoutGrid:
-    """Equal-length float arrays, one row per layout, in the units of `planner.resolve` columns."""
+    """Equal-length float arrays, one row per layout, named and coded as `planner.columns.LayoutColumns`."""
 
     columns: dict[str, np.ndarray]
     target_sequences: int
@@ -114,7 +126,7 @@ def layout_grid(
     tps = space.tp_degrees or tensor_parallel_degrees(base.gpus_per_node, n_heads)
     tps = tuple(t for t in tps if t <= base.gpus_per_node)
     pps = tuple(p for p in space.pp_degrees if n_layers is None or p <= n_layers)
-    codes = [float(RECOMPUTE_CODES[name]) for name in space.recompute]
+    codes = [float(Recompute.of(name)) for name in space.recompute]
     target = target_batch_sequences(base, space)
     other_axes = [np.asarray(axis, dtype=float) for axis in (space.zero_stages, codes, space.micro_batches)]
     n_other = math.prod(len(axis) for axis in other_axes)

@@ -4,21 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import polars as pl
 
+from planner.decide.sweep_grid import LayoutGrid
+from planner.decide.sweep_types import Constraints
 from planner.evaluate import evaluate
-from planner.formulas.recipes import RECOMPUTE_CODES
-from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR
+from planner.formulas.recipes import Recompute
+from planner.formulas.units import SECONDS_PER_HOUR
+from planner.resolve import Resolved
+from planner.results import shown
 
-if TYPE_CHECKING:
-    from planner.decide.sweep import Constraints
-    from planner.decide.sweep_grid import LayoutGrid
-    from planner.resolve import Resolved
-
-RECOMPUTE_NAMES = {float(code): name for name, code in RECOMPUTE_CODES.items()}
 # evaluate's output behind each objective, and the tie-breakers after it; equal figures then go to fewer GPUs
 # and more memory headroom (a lower peak)
 OBJECTIVE_COLUMNS = {
@@ -128,9 +126,9 @@ def result_frame(
         where = np.flatnonzero(kept.gpu_index[indices] == gpu_index)
         one = resolved[int(gpu_index)]
         layout = grid.take(kept.layout_index[indices[where]])
-        out = evaluate({**one.columns, **layout})
+        figures = shown(evaluate(one.columns.replace(**layout)), _FLOAT)
         for i, position in enumerate(where):
-            records[position] = _record(one, layout, out, i)
+            records[position] = _record(str(one.gpu["name"]), layout, figures, i)
     frame = pl.DataFrame(records, schema=_SCHEMA, orient="row") if records else pl.DataFrame(schema=_SCHEMA)
     return frame.with_columns(pl.int_range(1, frame.height + 1, dtype=pl.Int64).alias("rank")).select(
         "rank", *_SCHEMA
@@ -141,34 +139,21 @@ def _value(values: Any, i: int) -> float:
     return float(np.asarray(values, dtype=float).reshape(-1)[i] if np.ndim(values) else values)
 
 
-def _record(one: Resolved, layout: dict[str, np.ndarray], out: dict[str, Any], i: int) -> dict[str, Any]:
-    c = one.columns
-    peak = _value(out["peak_bytes"], i)
+def _record(gpu: str, layout: dict[str, np.ndarray], figures: dict[str, Any], i: int) -> dict[str, Any]:
+    micro_batch, accum, dp = (layout[name][i] for name in ("micro_batch_seqs", "n_micro_batches", "dp"))
     return {
-        "gpu": str(one.gpu["name"]),
+        "gpu": gpu,
         **{name: int(layout[name][i]) for name in ("n_gpus", "tp", "pp", "dp", "zero_stage")},
-        "recompute": RECOMPUTE_NAMES[float(layout["recompute"][i])],
-        "micro_batch": int(layout["micro_batch"][i]),
-        "grad_accum": int(layout["grad_accum"][i]),
-        "global_batch_sequences": int(layout["micro_batch"][i] * layout["grad_accum"][i] * layout["dp"][i]),
-        "wall_clock_h": _value(out["wall_clock_s"], i) / SECONDS_PER_HOUR,
-        "cost_usd": _value(out["cost_usd"], i),
-        "energy_kwh": _value(out["energy_kwh"], i),
-        "co2e_kg": _value(out["co2e_kg"], i),
-        "peak_gib_per_device": peak / GIB_BYTES,
-        "vram_gib": float(c["vram_bytes"]) / GIB_BYTES,
-        "mfu": _value(out["mfu"], i),
-        "tokens_per_s": _value(out["tokens_per_s"], i),
-        "device_hours": _value(out["device_hours"], i),
-        "usd_per_gpu_hour": float(c["usd_per_gpu_hour"]),
-        "wall_clock_h_low": _value(out["wall_clock_s_low"], i) / SECONDS_PER_HOUR,
-        "wall_clock_h_high": _value(out["wall_clock_s_high"], i) / SECONDS_PER_HOUR,
-        "cost_usd_low": _value(out["cost_usd_low"], i),
-        "cost_usd_high": _value(out["cost_usd_high"], i),
+        "recompute": Recompute(int(layout["recompute"][i])).key,
+        "micro_batch": int(micro_batch),
+        "grad_accum": int(accum),
+        "global_batch_sequences": int(micro_batch * accum * dp),
+        **{name: _value(values, i) for name, values in figures.items()},
     }
 
 
 _INT = ("n_gpus", "tp", "pp", "dp", "zero_stage", "micro_batch", "grad_accum", "global_batch_sequences")
+# the frame's figures, in the units of the table of outputs (planner.results.OUTPUTS)
 _FLOAT = (
     "wall_clock_h",
     "cost_usd",

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import polars as pl
 
+from planner.decide.sweep_rank import Kept
+from planner.decide.sweep_types import Constraints
 from planner.formulas.units import SECONDS_PER_HOUR
-
-if TYPE_CHECKING:
-    from planner.decide.sweep import Constraints
-    from planner.decide.sweep_rank import Kept
 
 SUPERLATIVE = {
     "cost": "cheapest",

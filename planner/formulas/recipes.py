@@ -1,4 +1,4 @@
-"""Training recipes as numbers: bytes per parameter of each model-state component, and numeric codes.
+"""Training recipes as numbers: bytes per parameter of each model-state component, and the choice enums.
 
 The memory formulas (`planner.formulas.memory`, `planner.formulas.activations`) take numbers only, so that one call can evaluate
 a single scenario or a million-row sweep. This module turns the categorical choices (method, optimizer,
@@ -35,14 +35,53 @@ layers (0.5 B/param + quantisation constants), while QLoRA keeps embeddings, nor
 
 from __future__ import annotations
 
-from typing import Final
+from enum import IntEnum
+from typing import Final, Self
 
 # --- numeric codes for categorical inputs ------------------------------------------------------------------
-# Recompute: "selective" is Korthikanti et al.'s (recompute the attention core; equal to none under flash
-# attention); "selective_op" is op-level selective checkpointing (torchtitan's default selective mode),
-# see planner.formulas.activations.
-METHOD_CODES: Final = {"full": 0, "lora": 1, "qlora": 2}
-RECOMPUTE_CODES: Final = {"none": 0, "selective": 1, "full": 2, "selective_op": 3}
+# The formulas take numbers only, so a choice travels as its enum code (stored as a float like every other
+# column, compared with the members: `method != Method.FULL`). A member's name is the Scenario's value in
+# capitals (`Method.of("qlora") is Method.QLORA`, `Method.QLORA.key == "qlora"`).
+
+
+class _Choice(IntEnum):
+    @classmethod
+    def of(cls, name: str) -> Self:
+        """The member for a Scenario value; ValueError naming the allowed values otherwise."""
+        try:
+            return cls[name.upper()]
+        except KeyError:
+            allowed = sorted(member.key for member in cls)
+            raise ValueError(f"unknown {cls.__name__.lower()} {name!r}; allowed: {allowed}") from None
+
+    @property
+    def key(self) -> str:
+        """The Scenario's value for this member."""
+        return self.name.lower()
+
+
+class Method(_Choice):
+    """What is trained: every parameter, LoRA adapters on a 16-bit base, or adapters on a 4-bit NF4 base."""
+
+    FULL = 0
+    LORA = 1
+    QLORA = 2
+
+
+class Recompute(_Choice):
+    """Activation recompute. SELECTIVE is Korthikanti et al.'s (recompute the attention core; equal to NONE
+    under flash attention); SELECTIVE_OP is op-level selective checkpointing (torchtitan's default selective
+    mode); see planner.formulas.activations."""
+
+    NONE = 0
+    SELECTIVE = 1
+    FULL = 2
+    SELECTIVE_OP = 3
+
+
+# name -> code, for callers that hold Scenario strings
+METHOD_CODES: Final = {member.key: int(member) for member in Method}
+RECOMPUTE_CODES: Final = {member.key: int(member) for member in Recompute}
 PEAK_PHASE_NAMES: Final = {0: "forward/backward", 1: "optimizer step"}
 PP_STAGE_NAMES: Final = {0: "first pipeline stage", 1: "last pipeline stage"}
 
@@ -85,14 +124,6 @@ NF4_CONSTANT_BITS: Final = 32.0 / NF4_BLOCK
 NF4_DOUBLE_QUANT_CONSTANT_BITS: Final = 8.0 / NF4_BLOCK + 32.0 / (NF4_BLOCK * 256)
 
 
-def method_code(method: str) -> int:
-    return METHOD_CODES[method]
-
-
-def recompute_code(recompute: str) -> int:
-    return RECOMPUTE_CODES[recompute]
-
-
 def nf4_bytes_per_param(double_quant: bool) -> float:
     """Bytes per 4-bit NF4 weight including its quantisation constants (QLoRA paper §2, see above)."""
     constant_bits = NF4_DOUBLE_QUANT_CONSTANT_BITS if double_quant else NF4_CONSTANT_BITS
@@ -119,8 +150,7 @@ def recipe_bytes_per_param(
     0 for full training); `frozen_other_weights` (per frozen embedding, norm and head parameter: 16-bit under
     QLoRA, the storage dtype under LoRA); `activation_element` (bytes per saved activation element).
     """
-    if method not in METHOD_CODES:
-        raise ValueError(f"unknown method {method!r}; allowed: {sorted(METHOD_CODES)}")
+    Method.of(method)  # ValueError naming the allowed methods
     if precision not in _PRECISION_BYTES:
         raise ValueError(f"unknown precision {precision!r}; allowed: {sorted(_PRECISION_BYTES)}")
     weights, grads, master, state_element, activation = _PRECISION_BYTES[precision]

@@ -1,0 +1,246 @@
+"""The typed numeric inputs of `planner.evaluate`: `Columns`, six frozen groups of numpy columns.
+
+Every field is a float (one value for every row) or a numpy float array; arrays of equal length broadcast
+against the floats, so one `Columns` describes one plan, one row per GPU (the comparison) or a million layouts
+(the plan search). `planner.resolve` builds them from a Scenario and the catalogues; the comparison and the
+search then change a few of them with `Columns.replace`.
+
+Names carry their unit (DESIGN.md §3): `n_` counts, `_bytes`, `_bytes_per_param` (per parameter),
+`_flops_per_s`, `_gb_per_s` (10^9 bytes/s), `_w`, `_frac` (a fraction in [0, 1]), `usd_per_`, `g_co2e_per_kwh`.
+Widths are counts of elements and keep the model-shape names (`hidden_size`, `head_dim`, `ffn_hidden_size`,
+`vocab_size`); sequence lengths are in tokens (`seq_len_tokens`), micro-batches in sequences
+(`micro_batch_seqs`). `tp`, `pp`, `cp`, `dp` are parallel degrees (GPUs per group) and `zero_stage` is 0-3, as
+in the Scenario. Flags are 1.0 (on) or 0.0 (off). Choices are enum codes (`Method`, `Recompute` in
+`planner.formulas.recipes`) stored as floats and compared with the members (`method != Method.FULL`).
+NaN means "not given" where a field says so. `planner.scenario_columns` builds the groups that follow from the
+Scenario and the model shape, `planner.resolve` the GPU group and the whole. `memory_inputs` is the memory
+model's view of the columns (`planner.formulas.memory` keeps its own short names).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from planner.formulas.memory_inputs import MemoryInputs
+
+Column = float | npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class ModelColumns:
+    """The model's parameter counts and shape (`has_shape` 0: a bare count, every shape field a dummy 1)."""
+
+    has_shape: Column  # flag: the shape is known (a preset or an imported config)
+    n_params: Column  # every stored parameter (all experts of an MoE)
+    n_active_params: Column  # parameters one token passes through
+    n_embedding_params: Column  # token (+ learned position) table, on the first pipeline stage
+    n_head_params: Column  # output head, on the last stage; 0 when tied to the embedding
+    n_matmul_params: Column  # weights of every matmul a token runs through, the output head included
+    n_layer_matmul_params: Column  # the same inside the transformer layers only (what recompute repeats)
+    n_adapter_params: Column  # trainable LoRA parameters (0 for full training, and without a shape)
+    n_layers: Column
+    hidden_size: Column
+    n_heads: Column
+    n_kv_heads: Column
+    head_dim: Column
+    ffn_hidden_size: Column  # MLP width a token passes through (top-k + shared experts for MoE)
+    n_mlp_matrices: Column  # 2 (GeLU) or 3 (SwiGLU)
+    vocab_size: Column
+
+
+@dataclass(frozen=True)
+class RecipeColumns:
+    """The training method and the bytes of each model-state component (`planner.formulas.recipes`)."""
+
+    method: Column  # Method code
+    weight_bytes_per_param: Column  # per trained (full) or adapter parameter
+    grad_bytes_per_param: Column  # per trainable parameter
+    master_bytes_per_param: Column  # fp32 master copy of mixed precision; 0 for pure recipes
+    optimizer_bytes_per_param: Column  # per trainable parameter
+    frozen_weight_bytes_per_param: Column  # frozen linear-layer weights (LoRA base, QLoRA NF4)
+    frozen_other_bytes_per_param: Column  # frozen embedding, norms and head
+    activation_bytes_per_element: Column  # one saved activation element
+    state_bytes_per_param: Column  # the seed's shortcut: model states = this × n_params (NaN: the recipe)
+
+
+@dataclass(frozen=True)
+class LayoutColumns:
+    """How the run is laid out on the GPUs, what saves memory, and the cluster's network."""
+
+    n_gpus: Column
+    n_gpus_per_node: Column
+    tp: Column
+    pp: Column
+    cp: Column
+    dp: Column  # n_gpus / (tp·pp·cp)
+    micro_batch_seqs: Column  # sequences per micro-batch on one replica
+    n_micro_batches: Column  # micro-batches per optimizer step on one replica (Scenario.grad_accum)
+    zero_stage: Column
+    hybrid_shard: Column  # flag: ZeRO shards inside a node, replicas across nodes (HSDP)
+    sequence_parallel: Column  # flag
+    flash_attention: Column  # flag
+    recompute: Column  # Recompute code
+    fused_cross_entropy: Column  # flag: chunked loss, no full fp32 logits at once
+    offload_optimizer: Column  # flag
+    offload_params: Column  # flag
+    offload_activations: Column  # flag
+    optimizer_in_backward: Column  # flag: each parameter is stepped as its gradient arrives
+    dropout: Column  # flag: dropout masks are stored
+    overhead_bytes: Column  # per GPU, outside the caching allocator (CUDA context, workspaces)
+    fragmentation_frac: Column  # caching-allocator slack over allocated bytes
+    inter_node_gb_per_s: Column  # per GPU, across nodes
+    overlap_frac: Column  # share of data-parallel communication hidden behind compute
+
+
+@dataclass(frozen=True)
+class WorkloadColumns:
+    """The data the run trains on, its FLOPs override, checkpoints and repeats."""
+
+    training_tokens: Column  # useful tokens: examples × tokens per example × epochs
+    tokens_per_example: Column
+    seq_len_tokens: Column
+    packing: Column  # flag: examples packed into full sequences (no padding)
+    flops_per_param_token: Column  # the seed's override of the FLOP model (0: the formula)
+    storage_gb_per_s: Column  # checkpoint storage bandwidth (NaN: checkpoint I/O left out)
+    n_checkpoints: Column
+    experiments_multiplier: Column  # runs of this size the budget must cover
+
+
+@dataclass(frozen=True)
+class GpuColumns:
+    """What depends on the GPU: rates, memory, power, links, the utilisation band and the price band."""
+
+    peak_flops_per_s: Column  # dense, at the training precision (NaN: no catalogue rate)
+    vram_bytes: Column
+    tdp_w: Column
+    intra_node_gb_per_s: Column
+    pcie_gb_per_s: Column
+    utilisation_is_end_to_end: Column  # flag: the user's own MFU, which already holds comm and bubbles
+    utilisation_frac: Column  # the chosen band's MFU (or the user's)
+    utilisation_frac_low: Column
+    utilisation_frac_high: Column
+    usd_per_gpu_hour: Column  # NaN: no price
+    usd_per_gpu_hour_low: Column
+    usd_per_gpu_hour_high: Column
+
+
+@dataclass(frozen=True)
+class EnergyColumns:
+    """The site: power model shares, PUE, electricity price and the grid's carbon intensity."""
+
+    gpu_util_frac: Column  # share of the run the GPUs draw busy power
+    idle_power_frac: Column  # idle draw as a share of TDP
+    host_overhead_frac: Column  # CPU, memory and network energy as a share of the GPU energy
+    pue: Column
+    usd_per_kwh: Column
+    g_co2e_per_kwh: Column
+
+
+Group = TypeVar(
+    "Group", ModelColumns, RecipeColumns, LayoutColumns, WorkloadColumns, GpuColumns, EnergyColumns
+)
+GROUPS: Final = {
+    "model": ModelColumns,
+    "recipe": RecipeColumns,
+    "layout": LayoutColumns,
+    "workload": WorkloadColumns,
+    "gpu": GpuColumns,
+    "energy": EnergyColumns,
+}
+# column name -> its group; names are unique across groups (tests/test_columns.py)
+GROUP_OF: Final = {
+    column.name: group for group, kind in GROUPS.items() for column in dataclasses.fields(kind)
+}
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Everything `planner.evaluate` reads, by group."""
+
+    model: ModelColumns
+    recipe: RecipeColumns
+    layout: LayoutColumns
+    workload: WorkloadColumns
+    gpu: GpuColumns
+    energy: EnergyColumns
+
+    def replace(self, **changes: Any) -> Columns:
+        """A copy with some columns changed: a whole group (`gpu=stacked`) or single columns by name
+        (`n_gpus=counts, dp=dp`); single columns apply on top of a replaced group."""
+        groups = {name: changes.pop(name) for name in GROUPS if name in changes}
+        by_group: dict[str, dict[str, Any]] = {}
+        for name, value in changes.items():
+            if name not in GROUP_OF:
+                raise TypeError(f"Columns.replace: unknown column {name!r}")
+            by_group.setdefault(GROUP_OF[name], {})[name] = value
+        for group, values in by_group.items():
+            groups[group] = dataclasses.replace(groups.get(group, getattr(self, group)), **values)
+        return dataclasses.replace(self, **groups)
+
+
+def stack(rows: Sequence[Group]) -> Group:
+    """One group whose every column is an array with one element per given single-row group."""
+    kind = type(rows[0])
+    return kind(
+        **{f.name: np.array([float(getattr(row, f.name)) for row in rows]) for f in dataclasses.fields(kind)}
+    )
+
+
+def map_columns(group: Group, change: Callable[[Column], Column]) -> Group:
+    """The same group with `change` applied to every column (e.g. `np.repeat` to grow it into a grid)."""
+    return type(group)(**{f.name: change(getattr(group, f.name)) for f in dataclasses.fields(group)})
+
+
+def memory_inputs(c: Columns) -> MemoryInputs:
+    """The memory model's inputs, named as `planner.formulas.memory` names them."""
+    m, r, lay = c.model, c.recipe, c.layout
+    return MemoryInputs(
+        n_params=m.n_params,
+        n_embedding_params=m.n_embedding_params,
+        n_head_params=m.n_head_params,
+        n_layers=m.n_layers,
+        hidden=m.hidden_size,
+        n_heads=m.n_heads,
+        n_kv_heads=m.n_kv_heads,
+        head_dim=m.head_dim,
+        ffn_hidden=m.ffn_hidden_size,
+        n_mlp_matrices=m.n_mlp_matrices,
+        vocab=m.vocab_size,
+        seq_len=c.workload.seq_len_tokens,
+        micro_batch=lay.micro_batch_seqs,
+        grad_accum=lay.n_micro_batches,
+        method=r.method,
+        n_adapter_params=m.n_adapter_params,
+        weight_bytes=r.weight_bytes_per_param,
+        grad_bytes=r.grad_bytes_per_param,
+        master_bytes=r.master_bytes_per_param,
+        optimizer_bytes=r.optimizer_bytes_per_param,
+        frozen_weight_bytes=r.frozen_weight_bytes_per_param,
+        frozen_other_weight_bytes=r.frozen_other_bytes_per_param,
+        activation_bytes=r.activation_bytes_per_element,
+        bytes_per_param=r.state_bytes_per_param,
+        tp=lay.tp,
+        pp=lay.pp,
+        cp=lay.cp,
+        dp=lay.dp,
+        zero_stage=lay.zero_stage,
+        hybrid_shard=lay.hybrid_shard,
+        gpus_per_node=lay.n_gpus_per_node,
+        sequence_parallel=lay.sequence_parallel,
+        flash_attention=lay.flash_attention,
+        recompute=lay.recompute,
+        fused_cross_entropy=lay.fused_cross_entropy,
+        dropout=lay.dropout,
+        offload_optimizer=lay.offload_optimizer,
+        offload_params=lay.offload_params,
+        offload_activations=lay.offload_activations,
+        optimizer_in_backward=lay.optimizer_in_backward,
+        overhead_bytes=lay.overhead_bytes,
+        fragmentation_frac=lay.fragmentation_frac,
+    )

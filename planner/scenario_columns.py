@@ -1,0 +1,135 @@
+"""The column groups that follow from the Scenario (and the model's shape) alone: model, recipe, layout,
+workload and energy (`planner.columns` says what each field means). The GPU group needs the catalogues and is
+built in `planner.resolve`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from planner.columns import EnergyColumns, LayoutColumns, ModelColumns, RecipeColumns, WorkloadColumns
+from planner.formulas.recipes import Method, Recompute, recipe_bytes_per_param
+from planner.formulas.units import GIB_BYTES
+from planner.inputs.scenario import Scenario
+from planner.model.architecture import (
+    ParamCounts,
+    count_params,
+    linear_params_all_layers,
+    lora_adapter_params,
+)
+from planner.model.shape import ModelShape
+
+
+def model_columns(s: Scenario, shape: ModelShape | None) -> tuple[ModelColumns, ParamCounts | None]:
+    if shape is None:
+        assert s.params_b is not None  # the Scenario validator guarantees a count or a model
+        n = s.params_b * 1e9
+        # No shape: states from the bare count; every shape-dependent figure is masked by has_shape = 0.
+        # Adapter size needs the shape; LoRA adapters are well under 1 % of the base (Hu et al. 2021,
+        # Table 4: rank 8 on GPT-3 = 0.01 %), so they count as 0 here and `unavailable` says so.
+        bare = ModelColumns(
+            has_shape=0.0,
+            n_params=n,
+            n_active_params=n,
+            n_embedding_params=0.0,
+            n_head_params=0.0,
+            n_matmul_params=n,
+            n_layer_matmul_params=n,
+            n_adapter_params=0.0,
+            **dict.fromkeys(("n_layers", "hidden_size", "n_heads", "n_kv_heads", "head_dim"), 1.0),
+            ffn_hidden_size=1.0,
+            n_mlp_matrices=2.0,
+            vocab_size=1.0,
+        )
+        return bare, None
+    counts = count_params(shape)
+    layer_matmul = float(linear_params_all_layers(shape))
+    expert_ffn = shape.moe_ffn_hidden or shape.ffn_hidden
+    ffn_active = (
+        (shape.n_experts_active + shape.n_shared_experts) * expert_ffn if shape.is_moe else shape.ffn_hidden
+    )
+    return ModelColumns(
+        has_shape=1.0,
+        n_params=float(counts.total),
+        n_active_params=float(counts.active),
+        n_embedding_params=float(counts.embedding + counts.position),
+        n_head_params=float(counts.head),
+        n_matmul_params=layer_matmul + shape.vocab_size * shape.hidden_size,
+        n_layer_matmul_params=layer_matmul,
+        n_adapter_params=float(lora_adapter_params(shape, s.lora_rank, s.lora_targets)),
+        n_layers=float(shape.n_layers),
+        hidden_size=float(shape.hidden_size),
+        n_heads=float(shape.n_heads),
+        n_kv_heads=float(shape.n_kv_heads),
+        head_dim=float(shape.head_dim),
+        ffn_hidden_size=float(ffn_active),
+        n_mlp_matrices=3.0 if shape.mlp_kind == "swiglu" else 2.0,
+        vocab_size=float(shape.vocab_size),
+    ), counts
+
+
+def recipe_columns(s: Scenario) -> RecipeColumns:
+    recipe = recipe_bytes_per_param(s.method, s.optimizer, s.precision, s.qlora_double_quant)
+    return RecipeColumns(
+        method=float(Method.of(s.method)),
+        weight_bytes_per_param=recipe["weights"],
+        grad_bytes_per_param=recipe["grads"],
+        master_bytes_per_param=recipe["master"],
+        optimizer_bytes_per_param=recipe["optimizer"],
+        frozen_weight_bytes_per_param=recipe["frozen_weights"],
+        frozen_other_bytes_per_param=recipe["frozen_other_weights"],
+        activation_bytes_per_element=recipe["activation_element"],
+        state_bytes_per_param=np.nan if s.bytes_per_param is None else s.bytes_per_param,
+    )
+
+
+def layout_columns(s: Scenario) -> LayoutColumns:
+    return LayoutColumns(
+        n_gpus=float(s.n_gpus),
+        n_gpus_per_node=float(s.gpus_per_node),
+        tp=float(s.tp),
+        pp=float(s.pp),
+        cp=float(s.cp),
+        dp=float(s.dp),
+        micro_batch_seqs=float(s.micro_batch),
+        n_micro_batches=float(s.grad_accum),
+        zero_stage=float(s.zero_stage),
+        hybrid_shard=float(s.hybrid_shard),
+        sequence_parallel=float(s.sequence_parallel),
+        flash_attention=float(s.flash_attention),
+        recompute=float(Recompute.of(s.recompute)),
+        fused_cross_entropy=float(s.fused_cross_entropy),
+        offload_optimizer=float(s.offload_optimizer),
+        offload_params=float(s.offload_params),
+        offload_activations=float(s.offload_activations),
+        optimizer_in_backward=float(s.optimizer_in_backward),
+        dropout=float(s.dropout),
+        overhead_bytes=s.overhead_gib * GIB_BYTES,
+        fragmentation_frac=s.fragmentation_frac,
+        inter_node_gb_per_s=s.inter_node_gb_per_s,
+        overlap_frac=s.overlap_frac,
+    )
+
+
+def workload_columns(s: Scenario) -> WorkloadColumns:
+    return WorkloadColumns(
+        training_tokens=s.training_tokens,
+        tokens_per_example=s.tokens_per_example,
+        seq_len_tokens=float(s.seq_len),
+        packing=float(s.packing),
+        flops_per_param_token=s.flops_per_param_token or 0.0,
+        storage_gb_per_s=np.nan if s.storage_gb_per_s is None else s.storage_gb_per_s,
+        n_checkpoints=float(s.n_checkpoints),
+        experiments_multiplier=s.experiments_multiplier,
+    )
+
+
+def energy_columns(s: Scenario, g_co2e_per_kwh: float) -> EnergyColumns:
+    return EnergyColumns(
+        gpu_util_frac=s.gpu_util_frac,
+        idle_power_frac=s.idle_power_frac,
+        host_overhead_frac=s.host_overhead_frac,
+        pue=s.pue,
+        usd_per_kwh=s.usd_per_kwh,
+        g_co2e_per_kwh=g_co2e_per_kwh,
+    )

@@ -9,6 +9,7 @@ obtained (`rule`): measured, or filled from a neighbour by one of the stated rul
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from statistics import median
@@ -124,9 +125,12 @@ class EfficiencyIndex:
             raise ValueError(
                 f"efficiency table lacks {generation}/{method}/{precision} rows for every size bucket"
             )
-        picked = bands[size_bucket_index(n_params)]  # one row (3,) per size, or (n, 3) for an array
-        if np.ndim(n_params) == 0:
-            return float(picked[0]), float(picked[1]), float(picked[2])
+        if (
+            np.ndim(n_params) == 0
+        ):  # one size: bisect_right is searchsorted(side="right") without numpy's overhead
+            low, typical, high = bands[bisect.bisect_right(SIZE_EDGES, float(n_params))]
+            return float(low), float(typical), float(high)
+        picked = bands[size_bucket_index(n_params)]  # (n, 3): one row per size
         return picked[..., 0], picked[..., 1], picked[..., 2]
 
 

@@ -8,15 +8,15 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from planner.decide.compare import (
+from planner import (
     OVERRIDE_FIELDS,
     SORT_METRICS,
     compare_gpus,
     filter_rows,
     pareto_frontier,
+    safe_csv,
     sort_rows,
 )
-from planner.inputs.safe_csv import safe_csv
 from ui import compare_charts
 from ui import format as fmt
 from ui.blocks import assumptions

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from planner.decide.explore import parameter_breakdown, scaling_curve
+from planner import parameter_breakdown, scaling_curve
 from ui import charts
 from ui import format as fmt
 from ui.blocks import assumptions, breakdown_table, context_caption, model_note, unavailable_notes

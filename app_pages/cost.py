@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from planner.formulas.cost import EXPERIMENTS_MULTIPLIER_GUIDANCE
+from planner import EXPERIMENTS_MULTIPLIER_GUIDANCE
 from ui import charts
 from ui import format as fmt
 from ui.blocks import assumptions, breakdown_table, context_caption

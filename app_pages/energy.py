@@ -5,8 +5,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from planner.formulas.energy import GPU_UTIL_EXPLANATION, PUE_EXPLANATION
-from planner.views import co2e_by_region, energy_components
+from planner import GPU_UTIL_EXPLANATION, PUE_EXPLANATION, co2e_by_region, energy_components
 from ui import charts
 from ui import format as fmt
 from ui.blocks import assumptions, breakdown_table, context_caption

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.decide.explore import memory_vs_micro_batch, suggest_fixes
-from planner.views import memory_components
+from planner import memory_components, memory_vs_micro_batch, suggest_fixes
 from ui import charts
 from ui import format as fmt
 from ui.blocks import (

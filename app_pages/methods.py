@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.inputs.scenario import Scenario
+from planner import Scenario
 from ui.data import catalogs, session_uploads, team_data
 from ui.methods_data import (
     accuracy_report,

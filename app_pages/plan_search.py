@@ -8,11 +8,19 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.decide.sweep import OBJECTIVES, Constraints, SearchResult, priced_gpus, scenario_for, search
-from planner.decide.sweep_grid import DEFAULT_MAX_GPUS, target_batch_sequences
-from planner.decide.sweep_grid import SearchSpace as Space
-from planner.decide.sweep_words import label
-from planner.inputs.safe_csv import safe_csv
+from planner import (
+    DEFAULT_MAX_GPUS,
+    OBJECTIVES,
+    Constraints,
+    SearchResult,
+    label,
+    priced_gpus,
+    safe_csv,
+    scenario_for,
+    search,
+    target_batch_sequences,
+)
+from planner import SearchSpace as Space
 from ui import format as fmt
 from ui import search_charts
 from ui.blocks import assumptions

@@ -10,10 +10,16 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from planner.decide.scenario_results import read_saved_scenarios, saved_scenarios_csv
-from planner.inputs.scenario import Scenario
-from planner.inputs.scenario_io import MAX_CSV_BYTES, ScenarioImport
-from planner.inputs.scenario_set import MAX_NAME_CHARS, comparison_rows, summary_rows
+from planner import (
+    MAX_CSV_BYTES,
+    MAX_NAME_CHARS,
+    Scenario,
+    ScenarioImport,
+    comparison_rows,
+    read_saved_scenarios,
+    saved_scenarios_csv,
+    summary_rows,
+)
 from ui.data import catalogs
 from ui.saved_scenarios import (
     PARSED,

@@ -1,0 +1,147 @@
+"""Training Run Planner: does a training run fit, how long does it take, what does it cost, how much energy.
+
+The public API. The dashboard (app.py, app_pages/, ui/) imports only these names, and so can a notebook:
+
+    from planner import Scenario, default_catalogs, estimate
+    cats = default_catalogs()                      # or catalogs_from_environment() for a team folder
+    result = estimate(Scenario(model="Llama 3.1 8B", gpu="H100 SXM", n_gpus=8), cats)
+    result.wall_clock_h, result.cost_usd, result.peak_gib_per_device, result.fits_vram
+
+The pipeline reads as the package does: a `Scenario` (planner.inputs) and the catalogues (planner.catalogue)
+go through `resolve` (typed input columns) and `evaluate` (every formula of planner.formulas, one row or a
+million) into an `Estimate`; planner.decide compares GPUs, suggests fixes and searches plans over the same
+`evaluate`; planner.cases predicts published measurements through that same path (`validate_cases`).
+"""
+
+from planner.cases.case_file import load_case_file
+from planner.cases.validate import validate_cases
+from planner.catalogue.catalog import (
+    DATA_DIR_ENV,
+    UPLOAD,
+    CatalogError,
+    Catalogs,
+    LayerFile,
+    catalogs_from_environment,
+    default_catalogs,
+    overlay,
+)
+from planner.catalogue.catalog_overlay import TEAM_FILES
+from planner.catalogue.catalog_tables import MAX_SNAPSHOT_ID_CHARS, SNAPSHOT_ID
+from planner.catalogue.models import preset_names
+from planner.catalogue.paths import bundle_dir, bundled_data_dir
+from planner.decide.compare import (
+    OVERRIDE_FIELDS,
+    SORT_METRICS,
+    compare_gpus,
+    filter_rows,
+    pareto_frontier,
+    sort_rows,
+)
+from planner.decide.explore import memory_vs_micro_batch, parameter_breakdown, scaling_curve, suggest_fixes
+from planner.decide.scenario_results import headline_results, read_saved_scenarios, saved_scenarios_csv
+from planner.decide.sweep import OBJECTIVES, Constraints, SearchResult, priced_gpus, scenario_for, search
+from planner.decide.sweep_grid import DEFAULT_MAX_GPUS, SearchSpace, target_batch_sequences
+from planner.decide.sweep_words import label
+from planner.errors import PlannerError, from_validation_error
+from planner.estimate import estimate, estimate_resolved
+from planner.formulas.cost import EXPERIMENTS_MULTIPLIER_GUIDANCE
+from planner.formulas.energy import GPU_UTIL_EXPLANATION, PUE_EXPLANATION
+from planner.inputs.errors import scenario_error
+from planner.inputs.query import PAGE_PARAMETERS, drop_unknown_names, scenario_from_query, scenario_to_query
+from planner.inputs.safe_csv import safe_csv
+from planner.inputs.scenario import CUSTOM_MODEL, Scenario
+from planner.inputs.scenario_io import MAX_CSV_BYTES, ScenarioImport
+from planner.inputs.scenario_set import (
+    MAX_NAME_CHARS,
+    MAX_SAVED,
+    comparison_rows,
+    copy_name,
+    name_problem,
+    renamed,
+    summary_rows,
+)
+from planner.model.hf_config import shape_from_hf_config
+from planner.model.shape import ModelShape
+from planner.resolve import Resolved, resolve
+from planner.results import Estimate
+from planner.views import co2e_by_region, energy_components, memory_components
+
+__all__ = [  # noqa: RUF022 (grouped by part of the pipeline, the core first, not sorted)
+    # The core: a plan in, its figures out.
+    "Scenario",
+    "ModelShape",
+    "Catalogs",
+    "default_catalogs",
+    "catalogs_from_environment",
+    "resolve",
+    "Resolved",
+    "estimate",
+    "estimate_resolved",
+    "Estimate",
+    "compare_gpus",
+    "search",
+    "Constraints",
+    "SearchResult",
+    "validate_cases",
+    "PlannerError",
+    # Inputs: errors, share links, saved sets and their CSV form.
+    "CUSTOM_MODEL",
+    "scenario_error",
+    "from_validation_error",
+    "PAGE_PARAMETERS",
+    "drop_unknown_names",
+    "scenario_from_query",
+    "scenario_to_query",
+    "safe_csv",
+    "MAX_CSV_BYTES",
+    "ScenarioImport",
+    "MAX_NAME_CHARS",
+    "MAX_SAVED",
+    "comparison_rows",
+    "copy_name",
+    "name_problem",
+    "renamed",
+    "summary_rows",
+    "shape_from_hf_config",
+    # Catalogues: the team folder, session uploads, presets, where the bundled files are.
+    "CatalogError",
+    "DATA_DIR_ENV",
+    "UPLOAD",
+    "TEAM_FILES",
+    "LayerFile",
+    "overlay",
+    "MAX_SNAPSHOT_ID_CHARS",
+    "SNAPSHOT_ID",
+    "preset_names",
+    "bundle_dir",
+    "bundled_data_dir",
+    # Decisions and views over evaluated rows.
+    "OVERRIDE_FIELDS",
+    "SORT_METRICS",
+    "filter_rows",
+    "pareto_frontier",
+    "sort_rows",
+    "memory_vs_micro_batch",
+    "parameter_breakdown",
+    "scaling_curve",
+    "suggest_fixes",
+    "headline_results",
+    "read_saved_scenarios",
+    "saved_scenarios_csv",
+    "OBJECTIVES",
+    "priced_gpus",
+    "scenario_for",
+    "DEFAULT_MAX_GPUS",
+    "SearchSpace",
+    "target_batch_sequences",
+    "label",
+    "co2e_by_region",
+    "energy_components",
+    "memory_components",
+    # Words the pages show beside the figures.
+    "EXPERIMENTS_MULTIPLIER_GUIDANCE",
+    "GPU_UTIL_EXPLANATION",
+    "PUE_EXPLANATION",
+    # Published measurements.
+    "load_case_file",
+]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from planner.catalogue.catalog import default_catalogs, find_gpu
+from planner.catalogue.catalog import default_catalogs
 from planner.catalogue.models import find_model
 from planner.errors import PlannerError
 from planner.inputs.errors import scenario_error
@@ -56,7 +56,7 @@ def test_a_nested_shape_problem_keeps_its_path():
 
 def test_catalogue_names_carry_field_value_and_closest():
     with pytest.raises(PlannerError) as caught:
-        find_gpu(CATS.gpus, "H10")
+        CATS.gpu("H10")
     assert (caught.value.field, caught.value.value) == ("gpu", "H10")
     assert "H100 SXM" in caught.value.closest
     with pytest.raises(PlannerError) as caught:

@@ -32,9 +32,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"catalogue"}),
     frozenset({"pipeline"}),
     frozenset({"decide", "cases"}),
-    frozenset({"cli", "__main__"}),
+    frozenset({"cli", "__main__", "api"}),
 )
-SUBPACKAGES = frozenset().union(*LAYERS) - {"errors", "pipeline", "__main__"}
+SUBPACKAGES = frozenset().union(*LAYERS) - {"errors", "pipeline", "__main__", "api"}
 
 
 def _module_name(path: Path) -> str:
@@ -113,10 +113,11 @@ def _cycles() -> list[list[str]]:
 
 
 def _part(module: str) -> str:
-    """The layer name of a planner module: its subpackage, `errors`, or `pipeline` for the other top level."""
+    """The layer name of a planner module: its subpackage, `errors`, `api` (planner/__init__.py), or `pipeline`
+    for the other top-level modules."""
     parts = module.split(".")
     if len(parts) == 1:
-        return "pipeline"  # planner/__init__.py: the public API, above everything it re-exports
+        return "api"  # planner/__init__.py: the public API, above everything it re-exports
     if (PLANNER / parts[1]).is_dir():
         return parts[1]
     return parts[1] if parts[1] in ("errors", "__main__") else "pipeline"

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import polars as pl
 import streamlit as st
 
-from planner.results import Estimate
+from planner import Estimate
 from ui import format as fmt
 
 

@@ -23,8 +23,11 @@ from pathlib import Path
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from planner.catalogue.catalog import (
+from planner import (
     DATA_DIR_ENV,
+    MAX_SNAPSHOT_ID_CHARS,
+    SNAPSHOT_ID,
+    TEAM_FILES,
     UPLOAD,
     CatalogError,
     Catalogs,
@@ -32,10 +35,8 @@ from planner.catalogue.catalog import (
     catalogs_from_environment,
     default_catalogs,
     overlay,
+    preset_names,
 )
-from planner.catalogue.catalog_overlay import TEAM_FILES
-from planner.catalogue.catalog_tables import MAX_SNAPSHOT_ID_CHARS, SNAPSHOT_ID
-from planner.catalogue.models import preset_names
 
 OVERLAY_ENV = DATA_DIR_ENV  # PLANNER_DATA_DIR, read by planner.catalogue.catalog.catalogs_from_environment
 RECHECK_S = 5.0  # the team folder may look this stale; re-stating a handful of files costs well under 1 ms

@@ -14,10 +14,7 @@ from typing import Any
 
 import streamlit as st
 
-from planner.catalogue.catalog import Catalogs
-from planner.estimate import Resolved, estimate_resolved, resolve
-from planner.inputs.scenario import Scenario
-from planner.results import Estimate
+from planner import Catalogs, Estimate, Resolved, Scenario, estimate_resolved, resolve
 from ui.data import catalogs
 from ui.state import scenario
 

@@ -10,8 +10,7 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from planner.catalogue.catalog import Catalogs
-from planner.catalogue.paths import bundle_dir, bundled_data_dir
+from planner import Catalogs, bundle_dir, bundled_data_dir
 
 DIST_NAME = "training-run-planner"
 CALIBRATION_CSV = "calibration.csv"
@@ -135,7 +134,7 @@ def _read_cases(path: str, _stamp: int) -> pl.DataFrame:
 def accuracy_report() -> dict[str, Any] | str:
     """`planner.cases.validate.validate_cases` on the bundled case file, once per process (else a reason)."""
     try:
-        from planner.cases.validate import load_case_file, validate_cases
+        from planner import load_case_file, validate_cases
     except ImportError:
         return "The accuracy table appears once the calibration validator is bundled."
     if not calibration_path().is_file():

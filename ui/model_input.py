@@ -7,10 +7,7 @@ import json
 import streamlit as st
 from pydantic import ValidationError
 
-from planner.errors import PlannerError, from_validation_error
-from planner.inputs.scenario import CUSTOM_MODEL
-from planner.model.hf_config import shape_from_hf_config
-from planner.model.shape import ModelShape
+from planner import CUSTOM_MODEL, ModelShape, PlannerError, from_validation_error, shape_from_hf_config
 from ui.state import WIDGET_PREFIX, add_notice, apply_changes, bound, scenario
 
 CUSTOM_LABEL = "Custom (parameter count or imported config)"

@@ -12,10 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from planner.decide.scenario_results import headline_results
-from planner.inputs.scenario import Scenario
-from planner.inputs.scenario_io import ScenarioImport
-from planner.inputs.scenario_set import MAX_SAVED, copy_name, name_problem, renamed
+from planner import MAX_SAVED, Scenario, ScenarioImport, copy_name, headline_results, name_problem, renamed
 from ui.data import catalogs
 from ui.state import SAVED_KEY, scenario, set_scenario
 

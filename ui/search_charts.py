@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from planner.decide.sweep_words import label
+from planner import label
 
 TOOLTIP = [
     alt.Tooltip("label:N", title="Configuration"),

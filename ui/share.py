@@ -11,8 +11,7 @@ from urllib.parse import quote, urlencode
 
 import streamlit as st
 
-from planner.inputs.query import scenario_to_query
-from planner.inputs.scenario import Scenario
+from planner import Scenario, scenario_to_query
 from ui.state import scenario
 
 

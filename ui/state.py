@@ -14,10 +14,15 @@ from typing import Any
 import streamlit as st
 from pydantic import ValidationError
 
-from planner.errors import PlannerError
-from planner.inputs.errors import scenario_error
-from planner.inputs.query import PAGE_PARAMETERS, drop_unknown_names, scenario_from_query, scenario_to_query
-from planner.inputs.scenario import Scenario
+from planner import (
+    PAGE_PARAMETERS,
+    PlannerError,
+    Scenario,
+    drop_unknown_names,
+    scenario_error,
+    scenario_from_query,
+    scenario_to_query,
+)
 
 SCENARIO_KEY = "scenario"
 NOTICES_KEY = "notices"

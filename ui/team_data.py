@@ -12,9 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from planner.catalogue.catalog import CatalogError
-from planner.estimate import Resolved
-from planner.inputs.scenario import Scenario
+from planner import CatalogError, Resolved, Scenario
 from ui.data import (
     MERGE_ERROR_KEY,
     OVERLAY_ENV,

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from planner.cases.validate import default_case_file, error_summary, load_case_file, validate_cases  # noqa: E402
+from planner.catalogue.catalog import default_catalogs  # noqa: E402
 
 COMBINED = ("throughput", "time")  # the compute acceptance target covers both together
 
@@ -42,7 +43,10 @@ MODES = (("shipped presets", None), ("source holdout", "source"), ("row holdout"
 
 
 def accuracy_markdown(cases: list[dict[str, str]], path: Path, n_worst: int) -> str:
-    reports = {label: validate_cases(cases, refit=refit, include_basis=True) for label, refit in MODES}
+    reports = {
+        label: validate_cases(cases, default_catalogs(), refit=refit, include_basis=True)
+        for label, refit in MODES
+    }
     shipped = reports["shipped presets"]
     models = {case["case_id"]: case["model"] for case in cases}
     rows = shipped["rows"]

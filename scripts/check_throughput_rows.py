@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 from planner.cases.case_file import load_case_file  # noqa: E402
 from planner.cases.case_scoring import PRESET_CATEGORIES, REFIT_MODES, summarise  # noqa: E402
 from planner.cases.validate import validate_cases  # noqa: E402
+from planner.catalogue.catalog import default_catalogs  # noqa: E402
 
 DEFAULT_CASES = ROOT / "data" / "calibration.csv"  # copy of shared/reference/calibration.csv
 
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     rows = [row for row in load_case_file(args.cases) if row["category"] != "memory"]
-    results = validate_cases(rows, refit=args.refit, include_basis=True)["rows"]
+    results = validate_cases(rows, default_catalogs(), refit=args.refit, include_basis=True)["rows"]
     target = [r for r in results if r["category"] in PRESET_CATEGORIES]
     summary = summarise(results)
     summary["throughput+time"] = summarise([{**r, "category": "all"} for r in target])["all"]

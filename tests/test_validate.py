@@ -24,7 +24,10 @@ from planner.cases.validate import (
     validate_cases,
     validate_file,
 )
+from planner.catalogue.catalog import default_catalogs
 from planner.cli.main import main as cli_main
+
+CATS = default_catalogs()  # black-box validation: the shipped catalogues and presets
 
 SUMMARY_KEYS = {"n", "n_skipped", "median_abs_rel_error", "p90_abs_rel_error", "max_abs_rel_error"}
 
@@ -36,7 +39,7 @@ def bundled_cases() -> list[dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def report(bundled_cases) -> dict:
-    return validate_cases(bundled_cases, include_basis=True)
+    return validate_cases(bundled_cases, CATS, include_basis=True)
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -53,7 +56,7 @@ def rows_of(report: dict, *categories: str) -> list[dict]:
 
 
 def test_json_structure_is_exactly_the_contract(bundled_cases):
-    result = validate_cases(bundled_cases)
+    result = validate_cases(bundled_cases, CATS)
     assert set(result) == {"rows", "summary"}
     assert len(result["rows"]) == len(bundled_cases) == 117  # every row of the bundled file, in file order
     assert [row["case_id"] for row in result["rows"]] == [case["case_id"] for case in bundled_cases]
@@ -115,7 +118,7 @@ def test_summary_statistics_on_a_toy_list():
 def test_category_filter_gives_the_same_numbers(report):
     # black-box: no row depends on another, so a filtered run is the full run's rows
     for category in CATEGORIES:
-        filtered = validate_file(default_case_file(), category)
+        filtered = validate_file(default_case_file(), CATS, category)
         assert list(filtered["summary"]) == [category]
         assert filtered["summary"][category] == report["summary"][category]
         full = [{key: row[key] for key in ROW_KEYS} for row in rows_of(report, category)]
@@ -125,17 +128,17 @@ def test_category_filter_gives_the_same_numbers(report):
 def test_a_polars_frame_of_text_gives_the_same_report(report):
     # the Methods page reads the case file with polars, every cell as text and empty cells as null
     frame = pl.read_csv(default_case_file(), infer_schema_length=0)
-    assert validate_cases(frame)["summary"] == report["summary"]
+    assert validate_cases(frame, CATS)["summary"] == report["summary"]
 
 
 def test_unknown_category_argument_is_refused(bundled_cases):
     with pytest.raises(ValueError, match="category: must be one of memory, throughput, time, energy"):
-        validate_cases(bundled_cases, "speed")
+        validate_cases(bundled_cases, CATS, "speed")
 
 
 def test_a_unit_foreign_to_its_category_is_skipped_with_a_reason(bundled_cases):
     lf01 = next(case for case in bundled_cases if case["case_id"] == "LF-01")
-    row = validate_cases([{**lf01, "measured_unit": "mwh"}])["rows"][0]
+    row = validate_cases([{**lf01, "measured_unit": "mwh"}], CATS)["rows"][0]
     assert row["predicted"] is None
     assert "'mwh' is not predicted for category 'throughput'" in row["skipped_reason"]
 
@@ -174,9 +177,9 @@ def test_energy_chain_converts_the_case_model_gpu_hours(report):
 
 def test_energy_prediction_does_not_read_the_published_value(bundled_cases):
     bloom4 = next(case for case in bundled_cases if case["case_id"] == "BLOOM-4")
-    as_published = validate_cases([*bundled_cases])["rows"]
+    as_published = validate_cases([*bundled_cases], CATS)["rows"]
     changed = [{**case, "measured_value": "1"} if case is bloom4 else case for case in bundled_cases]
-    moved = validate_cases(changed)["rows"]
+    moved = validate_cases(changed, CATS)["rows"]
     pick = next(row for row in as_published if row["case_id"] == "BLOOM-4")
     pick_moved = next(row for row in moved if row["case_id"] == "BLOOM-4")
     assert pick_moved["predicted"] == pytest.approx(pick["predicted"], rel=1e-12)
@@ -322,7 +325,7 @@ def test_bad_case_file_as_a_process_exits_2_without_traceback(tmp_path):
 def test_optional_provenance_columns_may_be_left_out(tmp_path, bundled_cases):
     header = [column for column in CASE_FILE_COLUMNS if column not in ("source", "url", "notes")]
     path = _write(tmp_path / "bare.csv", header, bundled_cases[:3])
-    result = validate_file(path)
+    result = validate_file(path, CATS)
     assert [row["case_id"] for row in result["rows"]] == ["LF-01", "LF-02", "LF-03"]
     assert result["summary"]["throughput"]["n"] == 3
 
@@ -382,7 +385,7 @@ def test_a_file_of_unseen_rows_is_predicted_or_skipped_with_a_reason(refit):
 
 
 def test_unseen_rows_on_the_shipped_presets_reproduce_their_arithmetic():
-    rows = {row["case_id"]: row for row in validate_file(UNSEEN, include_basis=True)["rows"]}
+    rows = {row["case_id"]: row for row in validate_file(UNSEEN, CATS, include_basis=True)["rows"]}
     # V100 SXM2 16GB is found as the catalogue's V100 (alias "v100 sxm2"); H200 by "h200"
     assert rows["UD-2"]["predicted"] is not None and rows["UA-1"]["predicted"] is not None
     # UC-4 (MWh) is UC-3's GPU-hours x 1,000 W x PUE 1.15 / 1e6: the energy chain over the same GPU-hours
@@ -395,7 +398,7 @@ def test_unseen_rows_on_the_shipped_presets_reproduce_their_arithmetic():
 @pytest.mark.parametrize("path", [UNSEEN, default_case_file()])
 def test_tripling_one_measured_value_changes_no_other_prediction(path):
     cases = load_case_file(path)
-    before = predictions(validate_cases(cases))
+    before = predictions(validate_cases(cases, CATS))
     for tripled in (cases[0]["case_id"], cases[len(cases) // 2]["case_id"]):
         changed = [
             {**case, "measured_value": str(3 * float(case["measured_value"]))}
@@ -403,14 +406,14 @@ def test_tripling_one_measured_value_changes_no_other_prediction(path):
             else case
             for case in cases
         ]
-        after = predictions(validate_cases(changed))
+        after = predictions(validate_cases(changed, CATS))
         assert after == before  # its own prediction too: the measured value never enters a prediction
 
 
 def test_a_row_validated_alone_gets_its_prediction_in_the_full_file(bundled_cases, report):
     full = {row["case_id"]: row for row in report["rows"]}
     for case in bundled_cases:
-        alone = validate_cases([case], include_basis=True)["rows"][0]
+        alone = validate_cases([case], CATS, include_basis=True)["rows"][0]
         assert alone["predicted"] == full[case["case_id"]]["predicted"], case["case_id"]
         assert alone["skipped_reason"] == full[case["case_id"]]["skipped_reason"], case["case_id"]
 
@@ -423,11 +426,11 @@ def test_a_file_without_an_h100_full_bf16_row_works(bundled_cases):
         if not ("H100" in case["gpu"] and case["method"] in ("", "full") and "fp8" not in case["precision"])
     ]
     assert len(no_hopper) < len(bundled_cases)
-    shipped = validate_cases(no_hopper)
-    kept = predictions(validate_cases(bundled_cases))
+    shipped = validate_cases(no_hopper, CATS)
+    kept = predictions(validate_cases(bundled_cases, CATS))
     assert predictions(shipped) == {case["case_id"]: kept[case["case_id"]] for case in no_hopper}
     for refit in ("row", "source"):
-        rows = validate_cases(no_hopper, refit=refit)["rows"]
+        rows = validate_cases(no_hopper, CATS, refit=refit)["rows"]
         assert all((row["predicted"] is None) == bool(row["skipped_reason"]) for row in rows)
         # fp8 hopper rows still have their own measured cells; nothing crashed
         assert any(row["predicted"] is not None for row in rows if row["case_id"].startswith("NM-"))
@@ -453,7 +456,7 @@ def test_every_malformed_row_is_reported_at_once(tmp_path, capsys, bundled_cases
 
 @pytest.fixture(scope="module")
 def three_modes(bundled_cases) -> dict[str | None, dict]:
-    return {refit: validate_cases(bundled_cases, refit=refit) for refit in (None, "row", "source")}
+    return {refit: validate_cases(bundled_cases, CATS, refit=refit) for refit in (None, "row", "source")}
 
 
 def test_refit_modes_hold_out_more_and_err_more(three_modes):
@@ -484,11 +487,11 @@ def test_source_holdout_leaves_out_every_row_of_the_document(bundled_cases):
     mg = [
         case for case in bundled_cases if case["case_id"].startswith("MG24") and case["case_id"] != "MG24-1"
     ]
-    by_row = predictions(validate_cases(bundled_cases, "throughput", refit="row"))
-    by_source = predictions(validate_cases(bundled_cases, "throughput", refit="source"))
+    by_row = predictions(validate_cases(bundled_cases, CATS, "throughput", refit="row"))
+    by_source = predictions(validate_cases(bundled_cases, CATS, "throughput", refit="source"))
     assert all(by_row[case["case_id"]] != by_source[case["case_id"]] for case in mg)
     # a document alone in the file: source mode = row mode when that document has a single row
     alone = [case for case in bundled_cases if case["case_id"] in ("LF-14", "MG24-1")]
-    assert predictions(validate_cases(alone, refit="row")) == predictions(
-        validate_cases(alone, refit="source")
+    assert predictions(validate_cases(alone, CATS, refit="row")) == predictions(
+        validate_cases(alone, CATS, refit="source")
     )

@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from planner import Catalogs, bundle_dir, bundled_data_dir
+from planner import Catalogs, bundle_dir, bundled_data_dir, default_catalogs, load_case_file, validate_cases
 
 DIST_NAME = "training-run-planner"
 CALIBRATION_CSV = "calibration.csv"
@@ -133,17 +133,16 @@ def _read_cases(path: str, _stamp: int) -> pl.DataFrame:
 @st.cache_resource(show_spinner="Scoring the planner against the published measurements…")
 def accuracy_report() -> dict[str, Any] | str:
     """`planner.cases.validate.validate_cases` on the bundled case file, once per process (else a reason)."""
-    try:
-        from planner import load_case_file, validate_cases
-    except ImportError:
-        return "The accuracy table appears once the calibration validator is bundled."
     if not calibration_path().is_file():
         return f"The accuracy table needs data/{CALIBRATION_CSV}, which this installation lacks."
     try:
         cases = load_case_file(calibration_path())
-        report = validate_cases(cases, include_basis=True)  # the shipped presets: what a plan gets
+        # the shipped presets: what a plan gets
+        report = validate_cases(cases, default_catalogs(), include_basis=True)
         # cross-validation: presets rebuilt without each row's source document, or without the row
-        report["holdout"] = {mode: validate_cases(cases, refit=mode)["summary"] for mode in HOLDOUT_MODES}
+        report["holdout"] = {
+            mode: validate_cases(cases, default_catalogs(), refit=mode)["summary"] for mode in HOLDOUT_MODES
+        }
         return report
     except ValueError as err:  # a malformed case file: say so instead of a traceback
         return f"The calibration file could not be scored: {err}"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.cases.validate import CATEGORIES, REFIT_MODES, CaseFileError, default_case_file, validate_file
+from planner.catalogue.catalog import default_catalogs
 from planner.cli.cli_common import render_records
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
@@ -51,7 +52,9 @@ def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlag
 
 def run(args: argparse.Namespace) -> int:
     try:
-        report = validate_file(args.cases or default_case_file(), args.category, refit=args.refit)
+        report = validate_file(
+            args.cases or default_case_file(), default_catalogs(), args.category, refit=args.refit
+        )
     except CaseFileError as err:
         for problem in err.problems:
             print(f"error: {problem}", file=sys.stderr)

@@ -8,9 +8,6 @@ import numpy as np
 import pytest
 
 from planner.formulas.activations import (
-    RECOMPUTE_FULL,
-    RECOMPUTE_NONE,
-    RECOMPUTE_SELECTIVE,
     layer_activation_bytes,
     layer_input_bytes,
     logits_bytes,
@@ -18,6 +15,7 @@ from planner.formulas.activations import (
     op_selective_layer_bytes,
     stack_activation_bytes,
 )
+from planner.formulas.recipes import Recompute
 
 # GPT-3 175B (Korthikanti et al. 2022, Table 3): a = 96 heads, h = 12288, s = 2048, 96 layers, t = 8.
 # The paper's Table 2 model is MHA (g = a), GeLU MLP with F = 4h, dropout on, eager attention, 16-bit.
@@ -27,7 +25,7 @@ SBH = S * 1 * H  # s·b·h with micro-batch 1 = 25,165,824
 SCORE = 5 * A * S / H  # 5·a·s/h = 5·96·2048/12288 = 80
 
 
-def gpt3_layer(tp=1, sp=0, recompute=RECOMPUTE_NONE):
+def gpt3_layer(tp=1, sp=0, recompute=Recompute.NONE):
     return layer_activation_bytes(
         S, 1, **GPT3, element_bytes=2, tp=tp, sequence_parallel=sp, flash_attention=0,
         recompute=recompute, dropout=1,
@@ -38,17 +36,17 @@ def gpt3_layer(tp=1, sp=0, recompute=RECOMPUTE_NONE):
     ("label", "tp", "sp", "recompute", "sbh_factor"),
     [
         # Table 2, row by row, evaluated at t = 8:
-        ("no parallelism: 34 + 5as/h = 34 + 80", 1, 0, RECOMPUTE_NONE, 34 + SCORE),
+        ("no parallelism: 34 + 5as/h = 34 + 80", 1, 0, Recompute.NONE, 34 + SCORE),
         (
             "tensor parallel: 10 + 24/t + 5as/(ht) = 10 + 3 + 10",
             T,
             0,
-            RECOMPUTE_NONE,
+            Recompute.NONE,
             10 + 24 / T + SCORE / T,
         ),
-        ("tensor + sequence parallel: (34 + 5as/h)/t = 114/8", T, 1, RECOMPUTE_NONE, (34 + SCORE) / T),
-        ("tensor parallel + selective: 10 + 24/t = 13", T, 0, RECOMPUTE_SELECTIVE, 10 + 24 / T),
-        ("tensor + sequence parallel + selective: 34/t = 4.25", T, 1, RECOMPUTE_SELECTIVE, 34 / T),
+        ("tensor + sequence parallel: (34 + 5as/h)/t = 114/8", T, 1, Recompute.NONE, (34 + SCORE) / T),
+        ("tensor parallel + selective: 10 + 24/t = 13", T, 0, Recompute.SELECTIVE, 10 + 24 / T),
+        ("tensor + sequence parallel + selective: 34/t = 4.25", T, 1, Recompute.SELECTIVE, 34 / T),
     ],
 )
 def test_korthikanti_table_2_on_gpt3(label, tp, sp, recompute, sbh_factor):
@@ -125,8 +123,8 @@ LLAMA_8B = dict(hidden=4096, n_heads=32, n_kv_heads=8, head_dim=128, ffn_hidden=
 def test_recompute_modes_are_ordered(flash, tp, sp):
     """full ≤ op-level ≤ none and selective ≤ none, for a 32-layer stack."""
     common = dict(**LLAMA_8B, element_bytes=2, tp=tp, sequence_parallel=sp, flash_attention=flash)
-    none = layer_activation_bytes(8192, 2, **common, recompute=RECOMPUTE_NONE)
-    selective = layer_activation_bytes(8192, 2, **common, recompute=RECOMPUTE_SELECTIVE)
+    none = layer_activation_bytes(8192, 2, **common, recompute=Recompute.NONE)
+    selective = layer_activation_bytes(8192, 2, **common, recompute=Recompute.SELECTIVE)
     op_kept = op_selective_layer_bytes(8192, 2, **common)
     kept_input = layer_input_bytes(8192, 2, 4096, 2, tp, 1, sp)
     stack = {
@@ -142,7 +140,7 @@ def test_recompute_modes_are_ordered(flash, tp, sp):
         assert stack["selective"] < stack["none"]
 
 
-@pytest.mark.parametrize("recompute", [RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL])
+@pytest.mark.parametrize("recompute", [Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL])
 def test_activations_grow_with_micro_batch_and_sequence(recompute):
     sizes = [(1024, 1), (1024, 2), (2048, 2), (4096, 2), (4096, 8)]
     values = [

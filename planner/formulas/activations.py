@@ -21,7 +21,7 @@ Generalised here (per token, e = bytes per activation element):
   10 + 24/t without SP, 34/t with SP); GQA key/value heads are replicated when g < t;
 - context parallelism splits the sequence, so every term is divided by cp (the score term keeps all keys).
 
-Recompute modes (codes in `planner.formulas.recipes.RECOMPUTE_CODES`):
+Recompute modes (`planner.formulas.recipes.Recompute`):
 - 0 none; 1 selective: Korthikanti §5, the attention core is recomputed, dropping the score term (with
   flash attention there is none to drop, so it equals none);
 - 2 full: each layer keeps its input (2·s·b·h per layer, ÷t with SP) and one layer's full working set exists
@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+
+from planner.formulas.recipes import Recompute
 
 FloatOrArray = float | npt.NDArray[np.float64]
 
@@ -56,7 +58,6 @@ LOSS_FP32_BUFFERS = 3.0
 FP32_BYTES = 4.0
 # Chunked cross-entropy: torchtune's CEWithChunkedOutputLoss default `num_output_chunks = 8`.
 CE_CHUNKS = 8.0
-RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL, RECOMPUTE_OP = 0, 1, 2, 3
 # Op-level selective checkpointing keeps every second matmul output (torchtitan's policy: "save the output of
 # all compute ops, except every second mm"), so half of the matmul outputs on average.
 OP_SAVED_MATMUL_FRAC = 0.5
@@ -105,7 +106,7 @@ def layer_activation_bytes(
     cp=1.0,
     sequence_parallel=0.0,
     flash_attention=1.0,
-    recompute=RECOMPUTE_NONE,
+    recompute=Recompute.NONE,
     dropout=0.0,
 ):
     """Bytes one layer keeps for backward for one micro-batch (Korthikanti Table 2); tokens per GPU s·b/cp.
@@ -120,7 +121,7 @@ def layer_activation_bytes(
         n_heads, n_kv_heads, head_dim, ffn_hidden, n_mlp_matrices, element_bytes, tp
     )
     score = attention_score_bytes_per_token(seq_len, n_heads, element_bytes, tp, flash_attention, dropout)
-    score = select(np.asarray(recompute) == RECOMPUTE_SELECTIVE, 0.0, score)
+    score = select(np.asarray(recompute) == Recompute.SELECTIVE, 0.0, score)
     return tokens * (replicated + split + score)
 
 

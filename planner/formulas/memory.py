@@ -20,10 +20,6 @@ from dataclasses import replace
 import numpy as np
 
 from planner.formulas.activations import (
-    RECOMPUTE_FULL,
-    RECOMPUTE_NONE,
-    RECOMPUTE_OP,
-    RECOMPUTE_SELECTIVE,
     FloatOrArray,
     layer_activation_bytes,
     layer_input_bytes,
@@ -40,6 +36,7 @@ from planner.formulas.model_states import (
     state_factors,
     zero_shard_degree,
 )
+from planner.formulas.recipes import Recompute
 
 __all__ = [
     "GIB",
@@ -70,18 +67,20 @@ def layer_activations(p: MemoryInputs) -> dict[str, FloatOrArray]:
     )
     split = (p.tp, p.cp, p.sequence_parallel, p.flash_attention)
     code = np.asarray(p.recompute)
-    working = layer_activation_bytes(p.seq_len, p.micro_batch, *shape, *split, RECOMPUTE_NONE, p.dropout)
+    working = layer_activation_bytes(p.seq_len, p.micro_batch, *shape, *split, Recompute.NONE, p.dropout)
     stored = select(
-        code == RECOMPUTE_SELECTIVE,
-        layer_activation_bytes(p.seq_len, p.micro_batch, *shape, *split, RECOMPUTE_SELECTIVE, p.dropout),
+        code == Recompute.SELECTIVE,
+        layer_activation_bytes(p.seq_len, p.micro_batch, *shape, *split, Recompute.SELECTIVE, p.dropout),
         working,
     )
     layer_input = layer_input_bytes(
         p.seq_len, p.micro_batch, p.hidden, p.activation_bytes, p.tp, p.cp, p.sequence_parallel
     )
     op_kept = op_selective_layer_bytes(p.seq_len, p.micro_batch, *shape, *split)
-    kept = select(code == RECOMPUTE_FULL, layer_input, select(code == RECOMPUTE_OP, op_kept, stored))
-    rebuilds = (code == RECOMPUTE_FULL) | (code == RECOMPUTE_OP)
+    kept = select(
+        code == Recompute.FULL, layer_input, select(code == Recompute.SELECTIVE_OP, op_kept, stored)
+    )
+    rebuilds = (code == Recompute.FULL) | (code == Recompute.SELECTIVE_OP)
     logits = logits_bytes(
         p.seq_len, p.micro_batch, p.vocab, p.hidden, p.activation_bytes, p.tp, p.cp, p.fused_cross_entropy
     )

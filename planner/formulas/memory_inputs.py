@@ -43,7 +43,7 @@ class MemoryInputs:
     seq_len: FloatOrArray
     micro_batch: FloatOrArray = 1.0
     grad_accum: FloatOrArray = 1.0  # micro-batches per optimizer step (pipeline micro-batches under PP)
-    method: FloatOrArray = 0.0  # recipes.METHOD_CODES: 0 full, 1 LoRA, 2 QLoRA
+    method: FloatOrArray = 0.0  # recipes.Method: 0 full, 1 LoRA, 2 QLoRA
     n_adapter_params: FloatOrArray = 0.0  # trainable LoRA parameters (ignored for full training)
     # bytes per parameter (recipes.recipe_bytes_per_param)
     weight_bytes: FloatOrArray = 2.0
@@ -63,9 +63,7 @@ class MemoryInputs:
     gpus_per_node: FloatOrArray = 8.0
     sequence_parallel: FloatOrArray = 0.0
     flash_attention: FloatOrArray = 1.0
-    recompute: FloatOrArray = (
-        0.0  # recipes.RECOMPUTE_CODES: 0 none, 1 selective, 2 full, 3 op-level selective
-    )
+    recompute: FloatOrArray = 0.0  # recipes.Recompute: 0 none, 1 selective, 2 full, 3 op-level selective
     fused_cross_entropy: FloatOrArray = 0.0
     dropout: FloatOrArray = 0.0  # 1 when dropout masks are stored; fine-tuning usually runs with dropout 0
     offload_optimizer: FloatOrArray = 0.0

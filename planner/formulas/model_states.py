@@ -15,6 +15,7 @@ import numpy as np
 
 from planner.formulas.activations import FloatOrArray, select
 from planner.formulas.memory_inputs import MemoryInputs
+from planner.formulas.recipes import Method
 
 FP32_BYTES = 4.0
 # ZeRO-3/FSDP keep the layer being computed and the prefetched next one unsharded (FSDP forward/backward
@@ -46,7 +47,7 @@ def override_scale(p: MemoryInputs):
     The seed's shortcut (an explicit bytes per parameter) keeps the recipe's split between components, so
     ZeRO and offloading still shard or move the right parts; without an override the factor is 1.
     """
-    full = np.asarray(p.method) == 0
+    full = np.asarray(p.method) == Method.FULL
     edge = p.n_embedding_params + p.n_head_params
     trainable = np.where(full, p.n_params, p.n_adapter_params)
     frozen = np.where(full, 0.0, p.n_params - edge) * p.frozen_weight_bytes
@@ -59,7 +60,7 @@ def override_scale(p: MemoryInputs):
 def layer_parameters(p: MemoryInputs) -> dict[str, FloatOrArray]:
     """Per-layer parameters on one tensor-parallel rank: trainable count and weight bytes, and the bytes per
     parameter of the (frozen or trainable) embedding and head."""
-    full = np.asarray(p.method) == 0
+    full = np.asarray(p.method) == Method.FULL
     layer = (p.n_params - p.n_embedding_params - p.n_head_params) / (p.n_layers * p.tp)
     trainable = select(full, layer, p.n_adapter_params / (p.n_layers * p.tp))
     frozen_bytes = select(full, 0.0, layer * p.frozen_weight_bytes)

@@ -13,7 +13,7 @@ from planner.columns import GROUP_OF, GROUPS, Columns, GpuColumns, map_columns, 
 from planner.decide import compare, sweep_rank
 from planner.estimate import estimate, row
 from planner.evaluate import evaluate
-from planner.formulas.recipes import METHOD_CODES, RECOMPUTE_CODES, Method, Recompute
+from planner.formulas.recipes import Method, Recompute
 from planner.inputs import scenario as scenario_module
 from planner.inputs.scenario import Scenario
 from planner.resolve import GpuProvenance, resolve
@@ -124,8 +124,8 @@ def test_enums_match_the_scenario_choices() -> None:
     assert {m.key for m in Method} == set(get_args(scenario_module.Method))
     assert {r.key for r in Recompute} == set(get_args(scenario_module.Recompute))
     assert Method.of("qlora") is Method.QLORA and Recompute.of("selective_op") == 3
-    assert METHOD_CODES == {"full": 0, "lora": 1, "qlora": 2}
-    assert RECOMPUTE_CODES == {"none": 0, "selective": 1, "full": 2, "selective_op": 3}
+    assert {m.key: int(m) for m in Method} == {"full": 0, "lora": 1, "qlora": 2}
+    assert {r.key: int(r) for r in Recompute} == {"none": 0, "selective": 1, "full": 2, "selective_op": 3}
     with pytest.raises(ValueError, match=r"unknown method 'dora'; allowed: \['full', 'lora', 'qlora'\]"):
         Method.of("dora")
 

@@ -11,8 +11,8 @@ import pytest
 from planner.formulas.memory import GIB, MemoryInputs, max_micro_batch, memory_per_gpu, model_state_bytes
 from planner.formulas.model_states import zero_shard_degree
 from planner.formulas.recipes import (
-    METHOD_CODES,
-    RECOMPUTE_CODES,
+    Method,
+    Recompute,
     model_state_bytes_per_param,
     nf4_bytes_per_param,
     recipe_bytes_per_param,
@@ -42,12 +42,12 @@ def llama(**choices) -> MemoryInputs:
         n_head_params=float(counts.head),
         n_layers=32.0, hidden=4096.0, n_heads=32.0, n_kv_heads=8.0, head_dim=128.0, ffn_hidden=14336.0,
         n_mlp_matrices=3.0, vocab=128256.0,
-        method=float(METHOD_CODES[method]),
+        method=float(Method.of(method)),
         n_adapter_params=float(lora_adapter_params(LLAMA_8B, 16, "all_linear")) if method != "full" else 0.0,
         weight_bytes=recipe["weights"], grad_bytes=recipe["grads"], master_bytes=recipe["master"],
         optimizer_bytes=recipe["optimizer"], frozen_weight_bytes=recipe["frozen_weights"],
         frozen_other_weight_bytes=recipe["frozen_other_weights"], activation_bytes=recipe["activation_element"],
-        recompute=float(RECOMPUTE_CODES[recompute]),
+        recompute=float(Recompute.of(recompute)),
         **{key: float(value) for key, value in choices.items()},
     )  # fmt: skip
 

@@ -11,8 +11,8 @@ import pytest
 
 from planner.catalogue.catalog import default_catalogs
 from planner.cli.cli_args import add_scenario_flags
+from planner.cli.cli_common import add_format
 from planner.cli.cli_recommend import add_command, run
-from planner.cli.main import _add_format
 from planner.decide.sweep import OBJECTIVES, Constraints, priced_gpus, scenario_for, search
 from planner.decide.sweep_grid import SearchSpace, default_gpu_counts, layout_grid, tensor_parallel_degrees
 from planner.decide.sweep_words import label
@@ -286,7 +286,7 @@ def test_bad_constraints_name_the_field(changes, message):
 
 def _recommend(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    add_command(parser.add_subparsers(dest="command"), add_scenario_flags, _add_format)
+    add_command(parser.add_subparsers(dest="command"), add_scenario_flags, add_format)
     return parser.parse_args(["recommend", *argv])
 
 

@@ -19,7 +19,6 @@ from planner.errors import PlannerError
 from planner.inputs.scenario import Scenario
 
 EXIT_BAD_INPUT = 2
-_add_format = add_format  # the name tests and older scripts import
 
 
 class _Parser(argparse.ArgumentParser):

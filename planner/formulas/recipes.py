@@ -79,9 +79,6 @@ class Recompute(_Choice):
     SELECTIVE_OP = 3
 
 
-# name -> code, for callers that hold Scenario strings
-METHOD_CODES: Final = {member.key: int(member) for member in Method}
-RECOMPUTE_CODES: Final = {member.key: int(member) for member in Recompute}
 PEAK_PHASE_NAMES: Final = {0: "forward/backward", 1: "optimizer step"}
 PP_STAGE_NAMES: Final = {0: "first pipeline stage", 1: "last pipeline stage"}
 

@@ -60,6 +60,10 @@ from planner.inputs.scenario_set import (
     renamed,
     summary_rows,
 )
+from planner.library.connect import DB_URL_ENV, LibraryUnavailable, library_url
+from planner.library.records import StoredPlan, repaired, split_tags
+from planner.library.refusals import NameTaken, PlanNotFound, StalePlanError
+from planner.library.store import CONFLICT_TAG, ImportReport, PlanLibrary, open_library
 from planner.model.hf_config import shape_from_hf_config
 from planner.model.shape import ModelShape
 from planner.resolve import Resolved, resolve
@@ -103,6 +107,20 @@ __all__ = [  # noqa: RUF022 (grouped by part of the pipeline, the core first, no
     "renamed",
     "summary_rows",
     "shape_from_hf_config",
+    # The team plan library: plans in SQLite or PostgreSQL, shared by the app and the CLI.
+    "open_library",
+    "PlanLibrary",
+    "StoredPlan",
+    "ImportReport",
+    "StalePlanError",
+    "NameTaken",
+    "PlanNotFound",
+    "LibraryUnavailable",
+    "CONFLICT_TAG",
+    "DB_URL_ENV",
+    "library_url",
+    "repaired",
+    "split_tags",
     # Catalogues: the team folder, session uploads, presets, where the bundled files are.
     "CatalogError",
     "DATA_DIR_ENV",

@@ -40,7 +40,7 @@ def describe_for_cli(error: PlannerError, args: argparse.Namespace | None) -> st
     typed: dict[str, str] = getattr(args, INPUT_NAMES, None) or {}
     given = next((field for field in error.fields if field in typed), None)
     if given is None:
-        if not error.field:
+        if not error.field or error.field.isupper():  # no field, or an environment variable named as set
             return str(error)
         return error.describe(error.field if error.field.startswith("-") else flag_name(error.field))
     subject = "" if given == error.field else typed.get(error.field, flag_name(error.field))

@@ -62,10 +62,14 @@ def scenario_from_query(params: Mapping[str, str | list[str]]) -> tuple[Scenario
             fields[key] = _parse(key, raw)
         except ValueError:
             notices.append(f"Ignored link parameter '{key}': not valid JSON.")
-    return _validate_dropping_bad(fields, notices), notices
+    return validate_dropping_bad(fields, notices), notices
 
 
-def _validate_dropping_bad(fields: dict[str, Any], notices: list[str]) -> Scenario:
+def validate_dropping_bad(
+    fields: dict[str, Any], notices: list[str], what: str = "link parameter"
+) -> Scenario:
+    """The scenario of `fields` without the ones it cannot take; one notice per dropped field ("Ignored
+    <what> 'key': ...") is appended to `notices`. Share links and the plan library's repair use it."""
     # A field may be invalid alone or only with others (e.g. n_gpus vs tp): drop offenders until it validates.
     for _ in range(len(fields) + 1):
         try:
@@ -75,7 +79,7 @@ def _validate_dropping_bad(fields: dict[str, Any], notices: list[str]) -> Scenar
                 key = next((field for field in problem.fields if field in fields), None)
                 if key is None:  # its parameter was dropped for an earlier problem of the same input
                     continue
-                notices.append(problem.describe(f"Ignored link parameter '{key}'"))
+                notices.append(problem.describe(f"Ignored {what} '{key}'"))
                 fields.pop(key)
     return Scenario()
 

@@ -1,0 +1,299 @@
+"""The plan library's operations: list and search, save (refusing stale saves), delete softly and undo,
+duplicate, import many at once. Every change is one transaction; the database settles races between replicas.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, func, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+
+from planner.errors import PlannerError
+from planner.inputs.scenario import Scenario
+from planner.inputs.scenario_set import copy_name
+from planner.library.connect import create_library_engine, library_url, shown_url, unavailable, upgrade
+from planner.library.records import (
+    StoredPlan,
+    checked_author,
+    checked_name,
+    checked_tags,
+    content_values,
+    new_values,
+    plan_from_row,
+)
+from planner.library.refusals import NameTaken, PlanNotFound, StalePlanError
+from planner.library.tables import plans
+
+CONFLICT_TAG = "conflict"  # on the copy a refused stale save is kept as
+MAX_LISTED = 5_000  # one search's answer; the library may hold more, a search narrows them
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    created: tuple[str, ...]
+    replaced: tuple[str, ...]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class PlanLibrary:
+    """The plans of one database. Build it with `planner.library.open_library` (which migrates first)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @property
+    def backend(self) -> str:
+        """ "sqlite" or "postgresql"."""
+        return self.engine.dialect.name
+
+    @property
+    def location(self) -> str:
+        return shown_url(self.engine.url)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Connection]:
+        try:
+            with self.engine.begin() as connection:
+                yield connection
+        except IntegrityError:
+            raise
+        except SQLAlchemyError as err:
+            raise unavailable(self.engine.url, err) from err
+
+    # ------------------------------------------------------------------------------------------ reading
+
+    def plans(self, search: str = "", *, deleted: bool = False, limit: int = MAX_LISTED) -> list[StoredPlan]:
+        """Live plans (or only deleted ones), newest change first. Every word of `search` must appear in the
+        name, a tag, the model, the GPU or the author (case-insensitive)."""
+        query = select(plans).where(
+            plans.c.deleted_at.is_not(None) if deleted else plans.c.deleted_at.is_(None)
+        )
+        for word in search.split()[:20]:
+            pattern = f"%{_escape_like(word)}%"
+            columns = (plans.c.name, plans.c.tags, plans.c.model, plans.c.gpu, plans.c.author)
+            query = query.where(or_(*(column.ilike(pattern, escape="\\") for column in columns)))
+        query = query.order_by(plans.c.updated_at.desc(), plans.c.id.desc()).limit(limit)
+        with self._transaction() as connection:
+            return [plan_from_row(row) for row in connection.execute(query).mappings()]
+
+    def count(self) -> int:
+        with self._transaction() as connection:
+            found = connection.execute(select(func.count()).where(plans.c.deleted_at.is_(None))).scalar_one()
+        return int(found)
+
+    def get(self, plan_id: int) -> StoredPlan:
+        with self._transaction() as connection:
+            found = _by_id(connection, plan_id)
+        if found is None:
+            raise PlanNotFound("plan", "no plan has that id", value=plan_id)
+        return found
+
+    def find(self, ref: str, *, deleted: bool = False) -> StoredPlan:
+        """A plan by name (a live one; or the latest deleted one with `deleted`), else by its numeric id."""
+        state = plans.c.deleted_at.is_not(None) if deleted else plans.c.deleted_at.is_(None)
+        query = select(plans).where(plans.c.name == ref.strip(), state).order_by(plans.c.deleted_at.desc())
+        with self._transaction() as connection:
+            row = connection.execute(query).mappings().first()
+            if row is None and ref.strip().isdigit():
+                row = (
+                    connection.execute(select(plans).where(plans.c.id == int(ref), state)).mappings().first()
+                )
+        if row is None:
+            names = [plan.name for plan in self.plans(deleted=deleted, limit=200)]
+            from difflib import get_close_matches
+
+            raise PlanNotFound(
+                "plan",
+                f"no {'deleted ' if deleted else ''}plan has that name or id",
+                value=ref,
+                closest=get_close_matches(ref, names, n=3),
+            )
+        return plan_from_row(row)
+
+    def live_names(self) -> set[str]:
+        with self._transaction() as connection:
+            return set(connection.execute(select(plans.c.name).where(plans.c.deleted_at.is_(None))).scalars())
+
+    # ------------------------------------------------------------------------------------------ changing
+
+    def create(
+        self, name: str, scenario: Scenario, *, author: str = "", tags: Sequence[str] = ()
+    ) -> StoredPlan:
+        """A new plan; NameTaken when a live plan has that name."""
+        values = new_values(checked_name(name.strip()), scenario, checked_author(author), checked_tags(tags))
+        try:
+            with self._transaction() as connection:
+                inserted = connection.execute(insert(plans).values(**values).returning(plans.c.id))
+                found = _by_id(connection, int(inserted.scalar_one()))
+        except IntegrityError as err:
+            raise NameTaken("name", "another plan already has this name", value=values["name"]) from err
+        assert found is not None  # just inserted, in this transaction
+        return found
+
+    def update(
+        self,
+        plan_id: int,
+        scenario: Scenario,
+        *,
+        expected_version: int,
+        author: str = "",
+        name: str | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> StoredPlan:
+        """Save over plan `plan_id` if it is still at `expected_version` (the one the caller loaded).
+
+        Otherwise nothing is overwritten: the caller's version is kept as a new plan (tagged "conflict") and
+        StalePlanError says who changed the plan and when.
+        """
+        changes: dict[str, Any] = content_values(scenario) | {
+            "updated_by": checked_author(author),
+            "updated_at": _now(),
+        }
+        if name is not None:
+            changes["name"] = checked_name(name.strip())
+        if tags is not None:
+            changes["tags"] = json.dumps(list(checked_tags(tags)))
+        guard = (plans.c.id == plan_id, plans.c.version == expected_version, plans.c.deleted_at.is_(None))
+        try:
+            with self._transaction() as connection:
+                done = connection.execute(
+                    update(plans).where(*guard).values(**changes, version=plans.c.version + 1)
+                )
+                current = _by_id(connection, plan_id)
+        except IntegrityError as err:
+            raise NameTaken("name", "another plan already has this name", value=changes.get("name")) from err
+        if done.rowcount == 1 and current is not None:
+            return current
+        return self._keep_refused(current, scenario, author, expected_version, tags)
+
+    def _keep_refused(
+        self,
+        current: StoredPlan | None,
+        scenario: Scenario,
+        author: str,
+        loaded: int,
+        tags: Sequence[str] | None,
+    ) -> StoredPlan:
+        base = current.name if current is not None else "plan"
+        kept_tags = (*(tags if tags is not None else (current.tags if current else ())), CONFLICT_TAG)
+        kept = self.create(copy_name(base, self.live_names()), scenario, author=author, tags=kept_tags)
+        raise StalePlanError(current, kept, loaded)
+
+    def save(
+        self,
+        name: str,
+        scenario: Scenario,
+        *,
+        author: str = "",
+        tags: Sequence[str] | None = None,
+        replace: bool = False,
+        expected_version: int | None = None,
+    ) -> StoredPlan:
+        """Save by name (the CLI's way): a new plan, or with `replace` a new version of the live plan of that
+        name (checked against `expected_version` when given)."""
+        name = checked_name(name.strip())
+        if name not in self.live_names():
+            return self.create(name, scenario, author=author, tags=tags or ())
+        if not replace:
+            raise NameTaken(
+                "name",
+                "a plan with this name exists",
+                value=name,
+            )
+        current = self.find(name)
+        loaded = current.version if expected_version is None else expected_version
+        return self.update(current.id, scenario, expected_version=loaded, author=author, tags=tags)
+
+    def delete(self, plan_id: int, *, author: str = "") -> StoredPlan:
+        """Soft delete: the plan leaves the list and can be brought back with `undo_delete`."""
+        return self._set_deleted(plan_id, _now(), author)
+
+    def undo_delete(self, plan_id: int, *, author: str = "") -> StoredPlan:
+        """Bring a deleted plan back; under a copy name when another live plan took its name meanwhile."""
+        plan = self.get(plan_id)
+        if not plan.deleted:
+            return plan
+        if plan.name in self.live_names():
+            with self._transaction() as connection:
+                connection.execute(
+                    update(plans)
+                    .where(plans.c.id == plan_id)
+                    .values(name=copy_name(plan.name, self.live_names()))
+                )
+        return self._set_deleted(plan_id, None, author)
+
+    def _set_deleted(self, plan_id: int, when: datetime | None, author: str) -> StoredPlan:
+        with self._transaction() as connection:
+            changes = {"deleted_at": when, "updated_by": checked_author(author), "updated_at": _now()}
+            connection.execute(update(plans).where(plans.c.id == plan_id).values(**changes))
+            found = _by_id(connection, plan_id)
+        if found is None:
+            raise PlanNotFound("plan", "no plan has that id", value=plan_id)
+        return found
+
+    def duplicate(self, plan_id: int, *, author: str = "") -> StoredPlan:
+        plan = self.get(plan_id)
+        if plan.scenario is None:
+            raise PlannerError("plan", f"repair {plan.name!r} before copying it: {plan.problem}")
+        return self.create(
+            copy_name(plan.name, self.live_names()), plan.scenario, author=author, tags=plan.tags
+        )
+
+    def import_plans(
+        self, named: Mapping[str, Scenario], *, author: str = "", tags: Sequence[str] = ()
+    ) -> ImportReport:
+        """Many plans in one transaction (a CSV import): new names are created, live names get a new version."""
+        author, tags = checked_author(author), checked_tags(tags)
+        for name in named:
+            checked_name(name)
+        with self._transaction() as connection:
+            live = dict(
+                connection.execute(select(plans.c.name, plans.c.id).where(plans.c.deleted_at.is_(None)))
+                .tuples()
+                .all()
+            )
+            new = [new_values(name, item, author, tags) for name, item in named.items() if name not in live]
+            if new:
+                connection.execute(insert(plans), new)
+            for name, item in named.items():
+                if name in live:
+                    values = content_values(item) | {"updated_by": author, "updated_at": _now()}
+                    connection.execute(
+                        update(plans)
+                        .where(plans.c.id == live[name])
+                        .values(**values, version=plans.c.version + 1)
+                    )
+        return ImportReport(tuple(n for n in named if n not in live), tuple(n for n in named if n in live))
+
+
+def _by_id(connection: Connection, plan_id: int) -> StoredPlan | None:
+    row = connection.execute(select(plans).where(plans.c.id == plan_id)).mappings().first()
+    return plan_from_row(row) if row is not None else None
+
+
+def _escape_like(word: str) -> str:
+    return word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+@functools.lru_cache(maxsize=8)
+def _open(url: str) -> PlanLibrary:
+    engine = create_library_engine(url)
+    upgrade(engine)
+    return PlanLibrary(engine)
+
+
+def open_library(url: str | None = None) -> PlanLibrary:
+    """The library at `url` (default: `PLANNER_DB_URL`, else the SQLite file in the user's data folder),
+    migrated to the newest schema. One engine per URL and process; a failure is not remembered, so a database
+    that comes back is found on the next call."""
+    return _open(url or library_url())

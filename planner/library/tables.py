@@ -1,0 +1,41 @@
+"""The library's schema, as SQLAlchemy Core tables. Any change here needs a new migration in migrations/versions
+(tests/test_library.py compares this metadata with the migrated database, so a forgotten migration fails)."""
+
+from __future__ import annotations
+
+from sqlalchemy import Column, DateTime, Index, Integer, MetaData, String, Table, Text, text
+
+from planner.inputs.scenario_set import MAX_NAME_CHARS
+
+MAX_AUTHOR_CHARS = 80  # a person's name or handle; the app asks for it once per session
+MAX_TAG_CHARS = 40
+MAX_TAGS = 20  # enough to file a plan by project, model family and stage; more is a description, not tags
+# Names are compared as stored; the same name may exist again once the first plan is deleted (soft delete).
+metadata = MetaData()
+
+plans = Table(
+    "plans",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(MAX_NAME_CHARS), nullable=False),
+    Column("scenario_json", Text, nullable=False),  # the Scenario as validated JSON when it was saved
+    Column("planner_version", String(40), nullable=False),
+    Column("author", String(MAX_AUTHOR_CHARS), nullable=False),  # who created the plan
+    Column("updated_by", String(MAX_AUTHOR_CHARS), nullable=False),  # who saved the current version
+    Column("tags", Text, nullable=False),  # a JSON list of strings
+    # Copied out of the scenario at save time so search runs in the database, not over every plan's JSON.
+    Column("model", String(120), nullable=False),
+    Column("gpu", String(120), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("version", Integer, nullable=False),  # 1 on creation, +1 on every save: the stale-save check
+    Column("deleted_at", DateTime(timezone=True), nullable=True),  # soft delete: set, and undo clears it
+    # One live plan per name; deleted plans keep theirs without blocking it.
+    Index(
+        "uq_plans_live_name",
+        "name",
+        unique=True,
+        sqlite_where=text("deleted_at IS NULL"),
+        postgresql_where=text("deleted_at IS NULL"),
+    ),
+)

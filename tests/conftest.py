@@ -1,13 +1,28 @@
-"""Shared fixtures: AppTest helpers with isolated Streamlit caches."""
+"""Shared fixtures: AppTest helpers with isolated Streamlit caches, and a plan library of the test run's own."""
 
 from __future__ import annotations
 
+import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
+
+# Every test (and every app or CLI process a test starts, which inherits the environment) uses a throwaway
+# SQLite library unless it sets its own: the suite never writes to the user's real plan library.
+os.environ["PLANNER_DB_URL"] = f"sqlite:///{tempfile.mkdtemp(prefix='planner-test-')}/plans.sqlite3"
+
+
+@pytest.fixture
+def fresh_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """An empty SQLite library for this test alone (the app and the CLI find it through PLANNER_DB_URL)."""
+    url = f"sqlite:///{tmp_path / 'plans.sqlite3'}"
+    monkeypatch.setenv("PLANNER_DB_URL", url)
+    yield url
 
 
 @pytest.fixture

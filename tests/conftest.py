@@ -35,3 +35,27 @@ def app():
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
     return at
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def library_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty plan library on each backend: a fresh SQLite file, a fresh PostgreSQL database."""
+    from tests.library_backends import POSTGRES_RUNS, backend_url
+
+    url = backend_url(request.param, tmp_path)
+    if request.param == "postgresql":
+        POSTGRES_RUNS.append(request.node.nodeid)
+    return url
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say in the log which real database the library tests ran against (CI checks the log for it)."""
+    from tests.library_backends import POSTGRES_RUNS
+
+    if POSTGRES_RUNS:
+        passed = {report.nodeid for report in terminalreporter.stats.get("passed", [])}
+        ok = sum(node in passed for node in POSTGRES_RUNS)
+        terminalreporter.write_line(
+            f"plan library: {len(POSTGRES_RUNS)} tests ran against a real PostgreSQL server "
+            f"({ok} passed), the same tests against SQLite"
+        )

@@ -25,6 +25,7 @@ from planner.inputs.scenario_set import name_problem
 from planner.library.tables import MAX_AUTHOR_CHARS, MAX_TAG_CHARS, MAX_TAGS
 from planner.library.versioning import PLANNER_VERSION
 
+MAX_PROBLEMS_LISTED = 3  # a stored plan's problems shown in one line; the repair lists every one
 MAX_SCENARIO_JSON_CHARS = 200_000  # a scenario with an imported shape is ~3 kB; far more is not a plan
 
 
@@ -100,13 +101,17 @@ def _utc(moment: datetime) -> datetime:
 
 
 def read_scenario(stored: str) -> tuple[Scenario | None, str | None]:
-    """The stored JSON validated by today's Scenario, or None and the first problem in words."""
+    """The stored JSON validated by today's Scenario, or None and its problems in words (the first few)."""
     try:
         return Scenario.model_validate_json(stored), None
     except ValidationError as err:
         found = scenario_error(err)
-        count = len(found.more)
-        return None, found.describe() + (f" (and {count} more problem{'s' * (count != 1)})" if count else "")
+        problems = [found, *found.more]
+        words = "; ".join(problem.describe() for problem in problems[:MAX_PROBLEMS_LISTED])
+        extra = len(problems) - MAX_PROBLEMS_LISTED
+        return None, words + (f"; and {extra} more" if extra > 0 else "")
+    except RecursionError:  # nesting deeper than any scenario has
+        return None, "the stored scenario is nested too deeply to read"
 
 
 def repaired(plan: StoredPlan) -> tuple[Scenario, list[str]]:

@@ -32,6 +32,7 @@ from planner.library.refusals import NameTaken, PlanNotFound, StalePlanError
 from planner.library.tables import plans
 
 CONFLICT_TAG = "conflict"  # on the copy a refused stale save is kept as
+COPY_NAME_ATTEMPTS = 50  # each failed attempt means another replica took a copy name in that instant
 MAX_LISTED = 5_000  # one search's answer; the library may hold more, a search narrows them
 
 
@@ -186,7 +187,7 @@ class PlanLibrary:
     ) -> StoredPlan:
         base = current.name if current is not None else "plan"
         kept_tags = (*(tags if tags is not None else (current.tags if current else ())), CONFLICT_TAG)
-        kept = self.create(copy_name(base, self.live_names()), scenario, author=author, tags=kept_tags)
+        kept = self.create_copy(base, scenario, author=author, tags=kept_tags)
         raise StalePlanError(current, kept, loaded)
 
     def save(
@@ -223,18 +224,20 @@ class PlanLibrary:
         plan = self.get(plan_id)
         if not plan.deleted:
             return plan
-        if plan.name in self.live_names():
-            with self._transaction() as connection:
-                connection.execute(
-                    update(plans)
-                    .where(plans.c.id == plan_id)
-                    .values(name=copy_name(plan.name, self.live_names()))
-                )
-        return self._set_deleted(plan_id, None, author)
+        live = self.live_names()
+        name = copy_name(plan.name, live) if plan.name in live else plan.name
+        try:
+            return self._set_deleted(plan_id, None, author, name=name)
+        except IntegrityError as err:  # another replica took that name in between
+            raise NameTaken("name", "another plan took this name; try undo again", value=name) from err
 
-    def _set_deleted(self, plan_id: int, when: datetime | None, author: str) -> StoredPlan:
+    def _set_deleted(
+        self, plan_id: int, when: datetime | None, author: str, name: str | None = None
+    ) -> StoredPlan:
         with self._transaction() as connection:
             changes = {"deleted_at": when, "updated_by": checked_author(author), "updated_at": _now()}
+            if name is not None:
+                changes["name"] = name
             connection.execute(update(plans).where(plans.c.id == plan_id).values(**changes))
             found = _by_id(connection, plan_id)
         if found is None:
@@ -245,9 +248,17 @@ class PlanLibrary:
         plan = self.get(plan_id)
         if plan.scenario is None:
             raise PlannerError("plan", f"repair {plan.name!r} before copying it: {plan.problem}")
-        return self.create(
-            copy_name(plan.name, self.live_names()), plan.scenario, author=author, tags=plan.tags
-        )
+        return self.create_copy(plan.name, plan.scenario, author=author, tags=plan.tags)
+
+    def create_copy(self, base: str, scenario: Scenario, *, author: str, tags: Sequence[str]) -> StoredPlan:
+        """A new plan under the first free copy name of `base`; another replica taking that name at the same
+        moment only moves this one to the next name (refused saves must never be lost to a name race)."""
+        for _ in range(COPY_NAME_ATTEMPTS):
+            try:
+                return self.create(copy_name(base, self.live_names()), scenario, author=author, tags=tags)
+            except NameTaken:
+                continue
+        raise NameTaken("name", "no free copy name was found; rename some copies", value=base)
 
     def import_plans(
         self, named: Mapping[str, Scenario], *, author: str = "", tags: Sequence[str] = ()
@@ -258,9 +269,7 @@ class PlanLibrary:
             checked_name(name)
         with self._transaction() as connection:
             live = dict(
-                connection.execute(select(plans.c.name, plans.c.id).where(plans.c.deleted_at.is_(None)))
-                .tuples()
-                .all()
+                connection.execute(select(plans.c.name, plans.c.id).where(plans.c.deleted_at.is_(None))).all()
             )
             new = [new_values(name, item, author, tags) for name, item in named.items() if name not in live]
             if new:

@@ -1,0 +1,119 @@
+"""The plan sheet: many plans as rows, their inputs edited cell by cell, their results in one vectorised pass.
+
+Every row goes through the same `resolve` as a single estimate; the resolved rows are stacked into one set of
+columns and `evaluate` runs once for all of them, so a sheet of 100 plans costs one evaluation, not 100.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, get_args
+
+from pydantic import ValidationError
+
+from planner.catalogue.catalog import Catalogs
+from planner.catalogue.models import preset_names
+from planner.columns import GROUPS, Columns, stack
+from planner.errors import PlannerError
+from planner.estimate import row, to_estimate
+from planner.evaluate import evaluate
+from planner.inputs.errors import scenario_error
+from planner.inputs.scenario import Method, Precision, Pricing, Recompute, Scenario
+from planner.resolve import Resolved, resolve
+from planner.results import Estimate
+
+
+@dataclass(frozen=True)
+class SheetColumn:
+    """An input column of the sheet: the Scenario field it edits and the label the grid shows."""
+
+    field: str
+    label: str
+
+
+INPUT_COLUMNS: tuple[SheetColumn, ...] = (
+    SheetColumn("model", "Model"),
+    SheetColumn("method", "Method"),
+    SheetColumn("gpu", "GPU"),
+    SheetColumn("n_gpus", "GPUs"),
+    SheetColumn("examples", "Examples"),
+    SheetColumn("tokens_per_example", "Tokens per example"),
+    SheetColumn("epochs", "Epochs"),
+    SheetColumn("seq_len", "Sequence length"),
+    SheetColumn("micro_batch", "Micro-batch"),
+    SheetColumn("grad_accum", "Accumulation"),
+    SheetColumn("zero_stage", "ZeRO stage"),
+    SheetColumn("recompute", "Recompute"),
+    SheetColumn("precision", "Precision"),
+    SheetColumn("pricing", "Pricing"),
+    SheetColumn("region", "Region"),
+)
+FIELD_OF_LABEL = {column.label: column.field for column in INPUT_COLUMNS}
+# Result columns: (Estimate attribute, label). Units in the labels: GiB is 2^30 bytes.
+RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("fits_vram", "Fits"),
+    ("peak_gib_per_device", "Peak GiB/GPU"),
+    ("headroom_gib", "Headroom GiB"),
+    ("wall_clock_h", "Wall clock (h)"),
+    ("device_hours", "GPU-hours"),
+    ("cost_usd", "Cost (USD)"),
+    ("usd_per_million_tokens", "USD per M tokens"),
+    ("energy_kwh", "Energy (kWh)"),
+    ("co2e_kg", "CO2e (kg)"),
+)
+
+
+def pick_lists(cats: Catalogs) -> dict[str, list[Any]]:
+    """The allowed values of each choice column, for the grid's drop-downs."""
+    return {
+        "model": preset_names(cats.models),
+        "method": list(get_args(Method)),
+        "gpu": cats.gpu_names(),
+        "zero_stage": [0, 1, 2, 3],
+        "recompute": list(get_args(Recompute)),
+        "precision": list(get_args(Precision)),
+        "pricing": list(get_args(Pricing)),
+        "region": sorted(cats.grid["region"].to_list()),
+    }
+
+
+def with_cell(scenario: Scenario, label: str, value: Any) -> Scenario:
+    """The scenario with one sheet cell changed; a PlannerError (field, allowed range) when it is refused."""
+    if label not in FIELD_OF_LABEL:
+        raise PlannerError("column", "is not an input of the sheet", value=label, allowed=", ".join(FIELD_OF_LABEL))
+    field = FIELD_OF_LABEL[label]
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise PlannerError(field, "needs a value")
+    try:
+        return scenario.updated(**{field: value})
+    except ValidationError as err:
+        raise scenario_error(err) from None
+
+
+def sheet_inputs(scenario: Scenario) -> dict[str, Any]:
+    return {column.label: getattr(scenario, column.field) for column in INPUT_COLUMNS}
+
+
+def evaluate_rows(scenarios: Sequence[Scenario], cats: Catalogs) -> list[Estimate | PlannerError]:
+    """Each plan's Estimate, or the PlannerError that stops it (an unknown GPU...), in one `evaluate` call."""
+    found: list[Resolved | PlannerError] = []
+    for scenario in scenarios:
+        try:
+            found.append(resolve(scenario, cats))
+        except PlannerError as err:
+            found.append(err)
+    resolved = [item for item in found if isinstance(item, Resolved)]
+    if not resolved:
+        return list(found)  # type: ignore[arg-type]  # only errors here
+    columns = Columns(**{group: stack([getattr(r.columns, group) for r in resolved]) for group in GROUPS})
+    out = evaluate(columns)
+    estimates = iter(to_estimate(r, row(out, index)) for index, r in enumerate(resolved))
+    return [next(estimates) if isinstance(item, Resolved) else item for item in found]
+
+
+def result_cells(result: Estimate | PlannerError) -> dict[str, Any]:
+    """The result columns of one row (empty when it could not be estimated)."""
+    if isinstance(result, PlannerError):
+        return {label: None for _, label in RESULT_COLUMNS}
+    return {label: getattr(result, name) for name, label in RESULT_COLUMNS}

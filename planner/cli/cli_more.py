@@ -1,4 +1,4 @@
-"""The commands beyond `estimate` and `schema`: compare, recommend, validate.
+"""The commands beyond `estimate` and `schema`: compare, recommend, validate, export.
 
 Each lives in its own module exposing `add_command(commands, add_scenario_flags, add_format)` and `run(args)`;
 they share `planner.cli.cli_common` and never import `planner.cli.main`, so imports point one way.
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from planner.cli import cli_compare, cli_recommend, cli_validate
+from planner.cli import cli_compare, cli_export, cli_recommend, cli_validate
 from planner.cli.cli_args import InputError
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
@@ -20,6 +20,7 @@ COMMAND_MODULES: dict[str, ModuleType] = {
     "compare": cli_compare,
     "recommend": cli_recommend,
     "validate": cli_validate,
+    "export": cli_export,
 }
 
 

@@ -10,7 +10,8 @@ The public API. The dashboard (app.py, app_pages/, ui/) imports only these names
 The pipeline reads as the package does: a `Scenario` (planner.inputs) and the catalogues (planner.catalogue)
 go through `resolve` (typed input columns) and `evaluate` (every formula of planner.formulas, one row or a
 million) into an `Estimate`; planner.decide compares GPUs, suggests fixes and searches plans over the same
-`evaluate`; planner.cases predicts published measurements through that same path (`validate_cases`).
+`evaluate`; planner.cases predicts published measurements through that same path (`validate_cases`);
+planner.export writes a plan as another framework's configuration (`export_plan`).
 """
 
 from planner.cases.case_file import load_case_file
@@ -44,6 +45,8 @@ from planner.decide.sweep_grid import DEFAULT_MAX_GPUS, SearchSpace, target_batc
 from planner.decide.sweep_words import label
 from planner.errors import PlannerError, from_validation_error
 from planner.estimate import estimate, estimate_resolved
+from planner.export.export_types import Export
+from planner.export.exporters import EXPORT_TARGETS, export_plan
 from planner.formulas.cost import EXPERIMENTS_MULTIPLIER_GUIDANCE
 from planner.formulas.energy import GPU_UTIL_EXPLANATION, PUE_EXPLANATION
 from planner.inputs.errors import scenario_error
@@ -61,9 +64,10 @@ from planner.inputs.scenario_set import (
     summary_rows,
 )
 from planner.library.connect import DB_URL_ENV, LibraryUnavailable, library_url
+from planner.library.opening import open_library
 from planner.library.records import StoredPlan, repaired, split_tags
 from planner.library.refusals import NameTaken, PlanNotFound, StalePlanError
-from planner.library.store import CONFLICT_TAG, ImportReport, PlanLibrary, open_library
+from planner.library.store import CONFLICT_TAG, ImportReport, PlanLibrary
 from planner.model.hf_config import shape_from_hf_config
 from planner.model.shape import ModelShape
 from planner.resolve import Resolved, resolve
@@ -162,4 +166,8 @@ __all__ = [  # noqa: RUF022 (grouped by part of the pipeline, the core first, no
     "PUE_EXPLANATION",
     # Published measurements.
     "load_case_file",
+    # Configuration exports: the plan as DeepSpeed, accelerate, torchtune, torchtitan or Megatron-LM input.
+    "export_plan",
+    "EXPORT_TARGETS",
+    "Export",
 ]

@@ -1,4 +1,4 @@
-"""The commands beyond `estimate` and `schema`: compare, recommend, validate, plans.
+"""The commands beyond `estimate` and `schema`: compare, recommend, validate, plans, export.
 
 Each lives in its own module exposing `add_command(commands, add_scenario_flags, add_format)` and `run(args)`;
 they share `planner.cli.cli_common` and never import `planner.cli.main`, so imports point one way.
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from planner.cli import cli_compare, cli_plans, cli_recommend, cli_validate
+from planner.cli import cli_compare, cli_export, cli_plans, cli_recommend, cli_validate
 from planner.cli.cli_args import InputError
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
@@ -21,6 +21,7 @@ COMMAND_MODULES: dict[str, ModuleType] = {
     "recommend": cli_recommend,
     "validate": cli_validate,
     "plans": cli_plans,
+    "export": cli_export,
 }
 
 

@@ -13,9 +13,10 @@ from typing import Any
 from planner.cli.cli_args import InputError
 from planner.cli.cli_common import load_scenario, render_records
 from planner.library.connect import LibraryUnavailable
+from planner.library.opening import open_library
 from planner.library.records import StoredPlan, split_tags
 from planner.library.refusals import NameTaken, PlanNotFound
-from planner.library.store import PlanLibrary, open_library
+from planner.library.store import PlanLibrary
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
 TABLE_COLUMNS = ("id", "name", "version", "model", "gpu", "tags", "updated_by", "updated_at", "problem")

@@ -81,7 +81,9 @@ def pick_lists(cats: Catalogs) -> dict[str, list[Any]]:
 def with_cell(scenario: Scenario, label: str, value: Any) -> Scenario:
     """The scenario with one sheet cell changed; a PlannerError (field, allowed range) when it is refused."""
     if label not in FIELD_OF_LABEL:
-        raise PlannerError("column", "is not an input of the sheet", value=label, allowed=", ".join(FIELD_OF_LABEL))
+        raise PlannerError(
+            "column", "is not an input of the sheet", value=label, allowed=", ".join(FIELD_OF_LABEL)
+        )
     field = FIELD_OF_LABEL[label]
     if value is None or (isinstance(value, str) and not value.strip()):
         raise PlannerError(field, "needs a value")

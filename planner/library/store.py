@@ -4,7 +4,6 @@ duplicate, import many at once. Every change is one transaction; the database se
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -18,7 +17,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from planner.errors import PlannerError
 from planner.inputs.scenario import Scenario
 from planner.inputs.scenario_set import copy_name
-from planner.library.connect import create_library_engine, library_url, shown_url, unavailable, upgrade
+from planner.library.connect import shown_url, unavailable
 from planner.library.records import (
     StoredPlan,
     checked_author,
@@ -292,17 +291,3 @@ def _by_id(connection: Connection, plan_id: int) -> StoredPlan | None:
 
 def _escape_like(word: str) -> str:
     return word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-@functools.lru_cache(maxsize=8)
-def _open(url: str) -> PlanLibrary:
-    engine = create_library_engine(url)
-    upgrade(engine)
-    return PlanLibrary(engine)
-
-
-def open_library(url: str | None = None) -> PlanLibrary:
-    """The library at `url` (default: `PLANNER_DB_URL`, else the SQLite file in the user's data folder),
-    migrated to the newest schema. One engine per URL and process; a failure is not remembered, so a database
-    that comes back is found on the next call."""
-    return _open(url or library_url())

@@ -1,0 +1,57 @@
+"""`python -m planner export --to TARGET`: the plan as DeepSpeed, accelerate, torchtune, torchtitan or Megatron-LM
+configuration.
+
+The configuration goes to stdout (or `--output FILE`) and stays parseable; what the target cannot express goes
+to stderr as `note:` lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from planner.catalogue.catalog import catalogs_from_environment
+from planner.cli.cli_args import InputError
+from planner.cli.cli_common import load_scenario
+from planner.export.export_types import TARGET_VERSIONS
+from planner.export.exporters import EXPORT_TARGETS, export_plan
+
+AddFlags = Callable[[argparse.ArgumentParser], None]
+
+
+def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlags) -> None:
+    parser = commands.add_parser(
+        "export",
+        help="the plan as a runnable DeepSpeed, accelerate, torchtune, torchtitan or Megatron-LM configuration",
+        description="Write the scenario as another framework's configuration. Targets: "
+        + "; ".join(f"{name} ({TARGET_VERSIONS[name]})" for name in EXPORT_TARGETS)
+        + ". What the target cannot express is printed to stderr as note: lines.",
+    )
+    # Checked in run(), not by argparse choices, so a bad value gets the planner's one-line message.
+    parser.add_argument("--to", required=True, metavar="TARGET", help=" | ".join(EXPORT_TARGETS))
+    parser.add_argument("--output", metavar="FILE", help="write the configuration to FILE instead of stdout")
+    add_scenario_flags(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    target = args.to.strip().lower()
+    if target not in EXPORT_TARGETS:
+        raise InputError("--to", "unknown export target", value=args.to, allowed=", ".join(EXPORT_TARGETS))
+    result = export_plan(load_scenario(args), catalogs_from_environment(), target)
+    if args.output:
+        _write(Path(args.output), result.text)
+    else:
+        sys.stdout.write(result.text)
+    for sentence in (*result.not_expressed, *result.notes):
+        print(f"note: {sentence}", file=sys.stderr)
+    return 0
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise InputError("--output", f"cannot write {path}: {err.strerror or err}") from err

@@ -1,0 +1,113 @@
+"""The export's result type and the plan figures every target needs (batch sizes, shard degrees, steps)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from planner.inputs.scenario import Scenario
+
+# The release each exporter writes for; the option lists under tests/data/export_options/ cite the same.
+TARGET_VERSIONS: dict[str, str] = {
+    "deepspeed": "DeepSpeed v0.16.4",
+    "accelerate": "accelerate v1.14.0",
+    "torchtune": "torchtune v0.6.1",
+    "torchtitan": "torchtitan v0.2.2",
+    "megatron": "Megatron-LM core_v0.15.3",
+}
+
+
+@dataclass(frozen=True)
+class Export:
+    """One plan as one target's configuration file.
+
+    `text` is the file's content; `not_expressed` says, one plain sentence each, what of the plan this target's
+    configuration cannot say (so nothing is dropped silently); `notes` are what the user still has to supply or
+    should know (paths, learning rate, a mapping that is close but not exact).
+    """
+
+    target: str
+    text: str
+    file_name: str
+    not_expressed: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def global_batch(s: Scenario) -> int:
+    """Sequences per optimizer step: micro-batch × accumulation × data-parallel replicas."""
+    return s.micro_batch * s.grad_accum * s.dp
+
+
+def sequences(s: Scenario) -> int:
+    """Training sequences the plan runs: packed tokens over the sequence length, else one per example."""
+    if s.packing or s.total_tokens_b is not None:
+        return max(1, math.ceil(s.training_tokens / s.seq_len))
+    return max(1, math.ceil(s.examples * s.epochs))
+
+
+def optimizer_steps(s: Scenario) -> int:
+    return max(1, math.ceil(sequences(s) / global_batch(s)))
+
+
+def in_node_shard(s: Scenario) -> int:
+    """Data-parallel ranks that share one sharded copy when sharding stays inside a node (HYBRID_SHARD).
+
+    The planner's rule (planner.formulas.model_states.zero_shard_degree): the replicas that fit in one node
+    beside the tensor, pipeline and context ranks; here the largest divisor of dp not above that, since the
+    frameworks need dp = shard × replicate exactly.
+    """
+    room = max(1, s.gpus_per_node // (s.tp * s.pp * s.cp))
+    return max(d for d in range(1, s.dp + 1) if s.dp % d == 0 and d <= room)
+
+
+def n_nodes(s: Scenario) -> int:
+    return math.ceil(s.n_gpus / s.gpus_per_node)
+
+
+def plan_summary(s: Scenario) -> str:
+    """One line naming the plan, for the comment heading a YAML or TOML file."""
+    model = s.model or (s.model_shape.name if s.model_shape else f"{s.params_b:g}B parameters")
+    return (
+        f"{model}, {s.method}, on {s.n_gpus} x {s.gpu}: tp {s.tp}, pp {s.pp}, cp {s.cp}, dp {s.dp}; "
+        f"global batch {global_batch(s)} x {s.seq_len} tokens"
+    )
+
+
+def header(s: Scenario, target: str) -> str:
+    """Comment lines for formats that allow them (YAML, TOML); JSON gets none."""
+    lines = [
+        f"# Written by Training Run Planner for {TARGET_VERSIONS[target]}.",
+        f"# Plan: {plan_summary(s)}.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Gaps:
+    """What an exporter could not write, and what the user must add, gathered while it builds the file."""
+
+    not_expressed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def drop(self, sentence: str) -> None:
+        self.not_expressed.append(sentence)
+
+    def note(self, sentence: str) -> None:
+        self.notes.append(sentence)
+
+    def export(self, target: str, text: str, file_name: str) -> Export:
+        return Export(target, text, file_name, tuple(self.not_expressed), tuple(self.notes))
+
+
+def adapters(s: Scenario) -> str:
+    """The plan's adapters in words, for a sentence saying a target cannot train them."""
+    where = "the attention projections" if s.lora_targets == "attention" else "every linear layer"
+    base = " over a 4-bit NF4 base (QLoRA)" if s.method == "qlora" else ""
+    return f"rank-{s.lora_rank} LoRA adapters on {where}{base}"
+
+
+def steps_note(s: Scenario) -> str:
+    return (
+        f"The plan is {sequences(s)} sequences of {s.seq_len} tokens, {optimizer_steps(s)} optimizer steps "
+        f"of {global_batch(s)} sequences."
+    )

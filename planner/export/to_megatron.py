@@ -1,0 +1,190 @@
+"""The plan as Megatron-LM command-line arguments (core_v0.15.3, megatron/training/arguments.py).
+
+The file holds one `--flag [value]` per line and nothing else (no comments, no `\\` continuations), so it can be
+spliced into a launch line as it is: `torchrun ... pretrain_gpt.py $(cat megatron_args.txt) --data-path ...`.
+"""
+
+from __future__ import annotations
+
+from planner.catalogue.catalog import Catalogs
+from planner.export.export_types import Export, Gaps, adapters, global_batch, sequences, steps_note
+from planner.inputs.scenario import Scenario
+from planner.model.shape import ModelShape
+from planner.resolve import model_shape
+
+TARGET = "megatron"
+FILE_NAME = "megatron_args.txt"
+Args = list[tuple[str, ...]]  # one flag with its values, e.g. ("--tensor-model-parallel-size", "4")
+
+
+def export(s: Scenario, cats: Catalogs) -> Export:
+    gaps = Gaps()
+    args: Args = [*_parallel(s), *_model(model_shape(s, cats), s, gaps), *_batch(s)]
+    args += [*_recompute(s, gaps), *_precision(s, gaps), *_optimizer(s, gaps), *_sharding(s, gaps)]
+    args += _kernels(s, gaps)
+    _not_in_megatron(s, gaps)
+    gaps.note(steps_note(s))
+    gaps.note(
+        "Add the data, tokenizer, learning-rate and checkpoint flags of your run (--data-path, --lr, ...)."
+    )
+    text = "\n".join(" ".join(arg) for arg in args) + "\n"
+    return gaps.export(TARGET, text, FILE_NAME)
+
+
+def _parallel(s: Scenario) -> Args:
+    args: Args = [
+        ("--tensor-model-parallel-size", str(s.tp)),
+        ("--pipeline-model-parallel-size", str(s.pp)),
+        ("--context-parallel-size", str(s.cp)),
+    ]
+    if s.sequence_parallel:
+        args.append(("--sequence-parallel",))
+    return args
+
+
+def _model(shape: ModelShape | None, s: Scenario, gaps: Gaps) -> Args:
+    if shape is None:
+        gaps.drop(
+            "Model architecture: the plan gives only a parameter count; add --num-layers, --hidden-size ..."
+        )
+        return [("--seq-length", str(s.seq_len))]
+    args: Args = [
+        ("--num-layers", str(shape.n_layers)),
+        ("--hidden-size", str(shape.hidden_size)),
+        ("--num-attention-heads", str(shape.n_heads)),
+        ("--ffn-hidden-size", str(shape.ffn_hidden)),
+    ]
+    if shape.head_dim * shape.n_heads != shape.hidden_size:  # Megatron assumes hidden / heads otherwise
+        args.append(("--kv-channels", str(shape.head_dim)))
+    if shape.n_kv_heads < shape.n_heads:
+        args += [("--group-query-attention",), ("--num-query-groups", str(shape.n_kv_heads))]
+    args += [("--seq-length", str(s.seq_len)), ("--max-position-embeddings", str(shape.context_len))]
+    return args + _layers(shape) + _experts(shape)
+
+
+def _layers(shape: ModelShape) -> Args:
+    args: Args = []
+    if shape.learned_pos_embeddings:
+        args.append(("--position-embedding-type", "learned_absolute"))
+    else:
+        args.append(("--position-embedding-type", "rope"))
+    args.append(("--normalization", "RMSNorm" if shape.norm_kind == "rmsnorm" else "LayerNorm"))
+    if shape.mlp_kind == "swiglu":
+        args.append(("--swiglu",))
+    if not shape.tied_embeddings:
+        args.append(("--untie-embeddings-and-output-weights",))
+    if not shape.attn_bias and not shape.mlp_bias:
+        args.append(("--disable-bias-linear",))
+    elif shape.attn_bias and not shape.mlp_bias:  # Qwen2's layout: biases on q, k, v only
+        args += [("--disable-bias-linear",), ("--add-qkv-bias",)]
+    return args
+
+
+def _experts(shape: ModelShape) -> Args:
+    if not shape.is_moe:
+        return []
+    args: Args = [
+        ("--num-experts", str(shape.n_experts)),
+        ("--moe-router-topk", str(shape.n_experts_active)),
+        ("--moe-ffn-hidden-size", str(shape.moe_ffn_hidden or shape.ffn_hidden)),
+    ]
+    if shape.n_shared_experts:
+        width = shape.n_shared_experts * (shape.moe_ffn_hidden or shape.ffn_hidden)
+        args.append(("--moe-shared-expert-intermediate-size", str(width)))
+    return args
+
+
+def _batch(s: Scenario) -> Args:
+    # Megatron derives accumulation as global / (micro x dp); the global batch carries the plan's grad_accum.
+    return [
+        ("--micro-batch-size", str(s.micro_batch)),
+        ("--global-batch-size", str(global_batch(s))),
+        ("--train-samples", str(sequences(s))),
+    ]
+
+
+def _recompute(s: Scenario, gaps: Gaps) -> Args:
+    if s.recompute == "full":
+        # uniform over chunks of one layer: every layer's input is kept and the layer recomputed (full AC).
+        return [
+            ("--recompute-granularity", "full"),
+            ("--recompute-method", "uniform"),
+            ("--recompute-num-layers", "1"),
+        ]
+    if s.recompute == "selective":
+        # Megatron's selective recompute defaults to --recompute-modules core_attn: Korthikanti et al.'s.
+        return [("--recompute-granularity", "selective")]
+    if s.recompute == "selective_op":
+        gaps.drop(
+            "Recompute selective_op: Megatron has no op-level selective checkpointing (torchtitan's); "
+            "--recompute-granularity selective --recompute-modules ... recomputes whole submodules instead."
+        )
+    return []
+
+
+def _precision(s: Scenario, gaps: Gaps) -> Args:
+    if s.precision == "fp16_mixed":
+        return [("--fp16",)]
+    if s.precision == "fp8_mixed":
+        # Transformer Engine FP8 inside a bf16 run: e4m3 forward, e5m2 gradients ("hybrid").
+        return [("--bf16",), ("--fp8-format", "hybrid"), ("--fp8-recipe", "delayed")]
+    if s.precision == "bf16_pure":
+        gaps.drop(
+            "Precision pure bf16: Megatron keeps fp32 main parameters under --bf16; the planned "
+            "master-free memory is not reproduced."
+        )
+    return [] if s.precision == "fp32" else [("--bf16",)]
+
+
+def _optimizer(s: Scenario, gaps: Gaps) -> Args:
+    if s.optimizer == "adamw":
+        return [("--optimizer", "adam")]  # Megatron's adam applies decoupled weight decay (AdamW)
+    if s.optimizer in ("sgd", "sgd_momentum"):
+        momentum = "0.9" if s.optimizer == "sgd_momentum" else "0.0"
+        return [("--optimizer", "sgd"), ("--sgd-momentum", momentum)]
+    gaps.drop(f"Optimizer {s.optimizer}: Megatron-LM offers only adam and sgd; no optimizer flag is written.")
+    return []
+
+
+def _sharding(s: Scenario, gaps: Gaps) -> Args:
+    args: Args = []
+    if s.zero_stage == 1:
+        args.append(("--use-distributed-optimizer",))  # shards optimizer states over data parallel: ZeRO-1
+    elif s.zero_stage >= 2:
+        # Megatron FSDP, as docs/source/api-guide/custom_fsdp.md sets it up; it needs the fsdp_dtensor format.
+        strategy = "optim_grads_params" if s.zero_stage == 3 else "optim_grads"
+        args += [
+            ("--use-megatron-fsdp",),
+            ("--data-parallel-sharding-strategy", strategy),
+            ("--no-gradient-accumulation-fusion",),
+            ("--use-distributed-optimizer",),
+            ("--ckpt-format", "fsdp_dtensor"),
+        ]
+    if s.offload_optimizer:
+        # arguments.py asserts the precision-aware optimizer whenever the optimizer is offloaded.
+        args += [("--optimizer-cpu-offload",), ("--use-precision-aware-optimizer",)]
+    if s.hybrid_shard:
+        gaps.drop(
+            "Hybrid sharding: Megatron-LM shards over the whole data-parallel group; no in-node option."
+        )
+    return args
+
+
+def _kernels(s: Scenario, gaps: Gaps) -> Args:
+    args: Args = [("--attention-backend", "flash" if s.flash_attention else "unfused")]
+    if s.fused_cross_entropy:
+        args.append(("--cross-entropy-loss-fusion",))
+    return args
+
+
+def _not_in_megatron(s: Scenario, gaps: Gaps) -> None:
+    if s.method != "full":
+        gaps.drop(
+            f"LoRA: Megatron-LM has no adapters (NeMo adds them); the plan's {adapters(s)} are not exported."
+        )
+    if s.offload_params:
+        gaps.drop("Parameter offload: Megatron-LM's arguments offload only the optimizer.")
+    if s.offload_activations:
+        gaps.drop("Activation offload: not among Megatron-LM core_v0.15.3's arguments.")
+    if s.optimizer_in_backward:
+        gaps.drop("Optimizer step in backward: Megatron-LM has no such option.")

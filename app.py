@@ -14,6 +14,7 @@ init_state()
 
 PAGES = {
     "Plan": [
+        st.Page("app_pages/plan_sheet.py", title="Plan sheet", icon=":material/table_view:"),
         st.Page("app_pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
         st.Page("app_pages/compute.py", title="Compute", icon=":material/speed:"),
         st.Page("app_pages/memory.py", title="Memory", icon=":material/memory:"),

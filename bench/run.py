@@ -58,13 +58,22 @@ def median_ms(call: Callable[[], Any], repeats: int, before_each: Callable[[], A
 def library_figures() -> dict[str, float]:
     from planner.catalogue.catalog import default_catalogs
     from planner.decide.compare import compare_gpus
+    from planner.decide.sheet import evaluate_rows
     from planner.estimate import estimate
     from planner.inputs.scenario import Scenario
 
     scenario, cats = Scenario(), default_catalogs()
+    # A plan sheet of 100 different rows (GPU count, micro-batch and method vary), recomputed in one pass.
+    sheet = [
+        scenario.updated(
+            n_gpus=8 * (1 + i % 8), micro_batch=1 + i % 4, method=("full", "lora", "qlora")[i % 3]
+        )
+        for i in range(100)
+    ]
     return {
         "estimate_ms": median_ms(lambda: estimate(scenario, cats), N_ESTIMATE),
         "compare_ms": median_ms(lambda: compare_gpus(scenario, cats), N_COMPARE),
+        "sheet_100_rows_ms": median_ms(lambda: evaluate_rows(sheet, cats), N_COMPARE),
     }
 
 

@@ -40,6 +40,15 @@ from planner.decide.compare import (
 )
 from planner.decide.explore import memory_vs_micro_batch, parameter_breakdown, scaling_curve, suggest_fixes
 from planner.decide.scenario_results import headline_results, read_saved_scenarios, saved_scenarios_csv
+from planner.decide.sheet import (
+    SHEET_INPUT_COLUMNS,
+    SHEET_RESULT_COLUMNS,
+    evaluate_rows,
+    pick_lists,
+    result_cells,
+    sheet_inputs,
+    with_cell,
+)
 from planner.decide.sweep import OBJECTIVES, Constraints, SearchResult, priced_gpus, scenario_for, search
 from planner.decide.sweep_grid import DEFAULT_MAX_GPUS, SearchSpace, target_batch_sequences
 from planner.decide.sweep_words import label
@@ -148,6 +157,13 @@ __all__ = [  # noqa: RUF022 (grouped by part of the pipeline, the core first, no
     "scaling_curve",
     "suggest_fixes",
     "headline_results",
+    "SHEET_INPUT_COLUMNS",
+    "SHEET_RESULT_COLUMNS",
+    "evaluate_rows",
+    "pick_lists",
+    "result_cells",
+    "sheet_inputs",
+    "with_cell",
     "read_saved_scenarios",
     "saved_scenarios_csv",
     "OBJECTIVES",

@@ -32,7 +32,7 @@ class SheetColumn:
     label: str
 
 
-INPUT_COLUMNS: tuple[SheetColumn, ...] = (
+SHEET_INPUT_COLUMNS: tuple[SheetColumn, ...] = (
     SheetColumn("model", "Model"),
     SheetColumn("method", "Method"),
     SheetColumn("gpu", "GPU"),
@@ -49,9 +49,9 @@ INPUT_COLUMNS: tuple[SheetColumn, ...] = (
     SheetColumn("pricing", "Pricing"),
     SheetColumn("region", "Region"),
 )
-FIELD_OF_LABEL = {column.label: column.field for column in INPUT_COLUMNS}
+FIELD_OF_LABEL = {column.label: column.field for column in SHEET_INPUT_COLUMNS}
 # Result columns: (Estimate attribute, label). Units in the labels: GiB is 2^30 bytes.
-RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
+SHEET_RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("fits_vram", "Fits"),
     ("peak_gib_per_device", "Peak GiB/GPU"),
     ("headroom_gib", "Headroom GiB"),
@@ -94,7 +94,7 @@ def with_cell(scenario: Scenario, label: str, value: Any) -> Scenario:
 
 
 def sheet_inputs(scenario: Scenario) -> dict[str, Any]:
-    return {column.label: getattr(scenario, column.field) for column in INPUT_COLUMNS}
+    return {column.label: getattr(scenario, column.field) for column in SHEET_INPUT_COLUMNS}
 
 
 def evaluate_rows(scenarios: Sequence[Scenario], cats: Catalogs) -> list[Estimate | PlannerError]:
@@ -117,5 +117,5 @@ def evaluate_rows(scenarios: Sequence[Scenario], cats: Catalogs) -> list[Estimat
 def result_cells(result: Estimate | PlannerError) -> dict[str, Any]:
     """The result columns of one row (empty when it could not be estimated)."""
     if isinstance(result, PlannerError):
-        return {label: None for _, label in RESULT_COLUMNS}
-    return {label: getattr(result, name) for name, label in RESULT_COLUMNS}
+        return {label: None for _, label in SHEET_RESULT_COLUMNS}
+    return {label: getattr(result, name) for name, label in SHEET_RESULT_COLUMNS}

@@ -1,0 +1,175 @@
+"""Plan sheet: a row per plan, inputs edited in place, results for every row recomputed in one pass.
+
+The page lays out the grid, its row actions and the cost-against-time chart; the rows and the callbacks live in
+`ui.plan_sheet`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+import polars as pl
+import streamlit as st
+
+from planner import (
+    SHEET_INPUT_COLUMNS,
+    SHEET_RESULT_COLUMNS,
+    evaluate_rows,
+    pick_lists,
+    result_cells,
+    sheet_inputs,
+)
+from ui.data import catalogs
+from ui.plan_sheet import (
+    MAX_ROWS,
+    NAME_LABEL,
+    duplicate,
+    editor_key,
+    has_edits,
+    make_current,
+    on_sheet_edit,
+    reload_from_library,
+    rows,
+    save_changed,
+)
+from ui.saved_scenarios import plain, show_flash
+
+NUMBER_FORMATS = {
+    "GPUs": "%d",
+    "Examples": "%d",
+    "Tokens per example": "%g",
+    "Epochs": "%g",
+    "Sequence length": "%d",
+    "Micro-batch": "%d",
+    "Accumulation": "%d",
+    "Peak GiB/GPU": "%.1f",
+    "Headroom GiB": "%.1f",
+    "Wall clock (h)": "%.2f",
+    "GPU-hours": "%.1f",
+    "Cost (USD)": "dollar",
+    "USD per M tokens": "%.3f",
+    "Energy (kWh)": "%.1f",
+    "CO2e (kg)": "%.1f",
+}
+
+
+def sheet_frame() -> tuple[pl.DataFrame, list[Any]]:
+    all_rows = rows()
+    results = evaluate_rows([r.scenario for r in all_rows], catalogs())
+    records = [
+        {NAME_LABEL: r.name} | sheet_inputs(r.scenario) | result_cells(result) | {"Problem": _problem(result)}
+        for r, result in zip(all_rows, results, strict=True)
+    ]
+    return pl.DataFrame(records, infer_schema_length=None), results
+
+
+def _problem(result: Any) -> str:
+    if isinstance(result, Exception):
+        return str(result)
+    return "" if result.fits_vram is not False else "does not fit"
+
+
+def column_config() -> dict[str, Any]:
+    choices = pick_lists(catalogs())
+    config: dict[str, Any] = {
+        NAME_LABEL: st.column_config.TextColumn(NAME_LABEL, required=True, max_chars=80)
+    }
+    for column in SHEET_INPUT_COLUMNS:
+        if column.field in choices:
+            config[column.label] = st.column_config.SelectboxColumn(
+                column.label, options=choices[column.field]
+            )
+        else:
+            config[column.label] = st.column_config.NumberColumn(
+                column.label, format=NUMBER_FORMATS[column.label]
+            )
+    for _, label in SHEET_RESULT_COLUMNS[1:]:
+        config[label] = st.column_config.NumberColumn(label, format=NUMBER_FORMATS[label])
+    config["Fits"] = st.column_config.CheckboxColumn("Fits", help="peak memory per GPU within its VRAM")
+    config["Problem"] = st.column_config.TextColumn("Problem", width="medium")
+    return config
+
+
+def grid(frame: pl.DataFrame) -> None:
+    key = editor_key()
+    st.data_editor(
+        frame,
+        key=key,
+        column_config=column_config(),
+        disabled=[label for _, label in SHEET_RESULT_COLUMNS] + ["Problem"],
+        num_rows="dynamic",
+        hide_index=True,
+        width="stretch",
+    )
+    # Applied here rather than in on_change, so the same path serves a browser edit and an AppTest-seeded one:
+    # the rows change, the editor gets a new key and the rerun draws every recomputed result.
+    if has_edits(st.session_state.get(key)):
+        on_sheet_edit()
+        st.rerun()
+
+
+def row_actions(names: list[str]) -> None:
+    pick, current, copy, save, reload = st.columns([3, 2, 2, 2, 2], vertical_alignment="bottom")
+    index = pick.selectbox(
+        "Row", range(len(names)), format_func=lambda i: f"{i + 1} · {names[i]}", key="sheet.pick"
+    )
+    current.button(
+        "Make current", key="sheet.current", on_click=make_current, args=(index,), disabled=index == 0
+    )
+    copy.button("Duplicate row", key="sheet.duplicate", on_click=duplicate, args=(index,))
+    save.button(
+        "Save changed rows", key="sheet.save", on_click=save_changed, args=(_author(),), type="primary"
+    )
+    reload.button("Reload from library", key="sheet.reload", on_click=reload_from_library)
+
+
+def _author() -> str:
+    return str(st.session_state.get("library.author", "") or "")
+
+
+def cost_time_chart(frame: pl.DataFrame) -> None:
+    data = frame.select(
+        pl.col(NAME_LABEL).alias("plan"),
+        pl.col("Wall clock (h)").alias("wall_clock_h"),
+        pl.col("Cost (USD)").alias("cost_usd"),
+        pl.when(pl.col("Fits")).then(pl.lit("fits")).otherwise(pl.lit("does not fit")).alias("fit"),
+    ).drop_nulls(["wall_clock_h", "cost_usd"])
+    if data.is_empty():
+        return
+    base = alt.Chart(data).encode(
+        x=alt.X("wall_clock_h:Q", title="Wall clock (hours)", scale=alt.Scale(zero=False)),
+        y=alt.Y("cost_usd:Q", title="Cost (USD)", scale=alt.Scale(zero=False)),
+    )
+    points = base.mark_circle(size=90).encode(
+        color=alt.Color(
+            "fit:N",
+            title="Memory",
+            scale=alt.Scale(domain=["fits", "does not fit"], range=["#1f77b4", "#d62728"]),
+        ),
+        tooltip=[
+            "plan",
+            alt.Tooltip("wall_clock_h:Q", format=",.2f"),
+            alt.Tooltip("cost_usd:Q", format="$,.2f"),
+            "fit",
+        ],
+    )
+    labels = base.mark_text(align="left", dx=7, dy=-6, fontSize=11).encode(text="plan:N")
+    st.altair_chart((points + labels).properties(height=360), width="stretch")
+    st.caption("Each point is a row of the sheet, labelled with its name; red rows do not fit in GPU memory.")
+
+
+st.title("Plan sheet")
+show_flash()
+st.caption(
+    f"A row per plan: the current plan first, then the team library's plans (up to {MAX_ROWS} rows). Edit a "
+    "cell and that row's results recompute; a refused value keeps the previous one and says why. Deleting a row "
+    "here only removes it from the sheet; “Save changed rows” writes new and edited rows to the team library."
+)
+frame, results = sheet_frame()
+grid(frame)
+misfits = sum(1 for r in results if getattr(r, "fits_vram", None) is False)
+if misfits:
+    st.warning(plain(f"{misfits} row{'s' * (misfits != 1)} do not fit in GPU memory (Fits unticked)."))
+row_actions(frame[NAME_LABEL].to_list())
+cost_time_chart(frame)

@@ -14,6 +14,7 @@ from ui.blocks import (
     unavailable_notes,
 )
 from ui.estimate_cache import current_or_stop
+from ui.export_box import render_export_box
 from ui.methods_link import methods_link
 from ui.team_data import origin_note
 
@@ -86,6 +87,7 @@ breakdown_table(
     ]
 )
 unavailable_notes(est)
+render_export_box(resolved.scenario)
 assumptions(
     [
         "Compute follows the 6·N·T rule (two FLOPs forward, four backward, per parameter and token) plus the "

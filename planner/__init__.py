@@ -54,6 +54,7 @@ from planner.decide.sweep_grid import DEFAULT_MAX_GPUS, SearchSpace, target_batc
 from planner.decide.sweep_words import label
 from planner.errors import PlannerError, from_validation_error
 from planner.estimate import estimate, estimate_resolved
+from planner.export.export_types import TARGET_VERSIONS as EXPORT_TARGET_VERSIONS
 from planner.export.export_types import Export
 from planner.export.exporters import EXPORT_TARGETS, export_plan
 from planner.formulas.cost import EXPERIMENTS_MULTIPLIER_GUIDANCE
@@ -184,6 +185,7 @@ __all__ = [  # noqa: RUF022 (grouped by part of the pipeline, the core first, no
     "load_case_file",
     # Configuration exports: the plan as DeepSpeed, accelerate, torchtune, torchtitan or Megatron-LM input.
     "export_plan",
+    "EXPORT_TARGET_VERSIONS",
     "EXPORT_TARGETS",
     "Export",
 ]

@@ -102,3 +102,14 @@ def test_bad_input_exits_2_with_one_line_naming_it(fresh_library, capsys, args, 
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith(expected) and err.count("\n") == 1 and "secret" not in err
+
+
+def test_export_starts_from_a_library_plan_and_flags_override_it(fresh_library, capsys):
+    open_library(fresh_library).create("layout", Scenario(n_gpus=16, tp=4, pp=2, zero_stage=1))
+    assert main(["export", "--to", "megatron", "--plan", "layout"]) == 0
+    args = capsys.readouterr().out.split()
+    assert args[args.index("--tensor-model-parallel-size") + 1] == "4"
+    assert main(["export", "--to", "deepspeed", "--plan", "layout", "--zero", "3", "--pp", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["zero_optimization"]["stage"] == 3
+    assert main(["export", "--to", "deepspeed", "--plan", "nope"]) == 2
+    assert capsys.readouterr().err.startswith("error: --plan: no plan has that name or id (got 'nope')")

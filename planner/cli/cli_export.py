@@ -13,11 +13,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from planner.catalogue.catalog import catalogs_from_environment
-from planner.cli.cli_args import InputError
+from planner.cli.cli_args import InputError, scenario_from_args
 from planner.cli.cli_common import load_scenario
+from planner.errors import PlannerError
 from planner.export.export_types import TARGET_VERSIONS
 from planner.export.exporters import EXPORT_TARGETS, export_plan
+from planner.inputs.errors import scenario_error
+from planner.inputs.scenario import Scenario
+from planner.library.opening import open_library
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
 
@@ -33,6 +39,12 @@ def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlag
     # Checked in run(), not by argparse choices, so a bad value gets the planner's one-line message.
     parser.add_argument("--to", required=True, metavar="TARGET", help=" | ".join(EXPORT_TARGETS))
     parser.add_argument("--output", metavar="FILE", help="write the configuration to FILE instead of stdout")
+    parser.add_argument(
+        "--plan",
+        metavar="NAME",
+        help="start from this team-library plan (name or id); flags given override it",
+    )
+    parser.add_argument("--db", metavar="URL", help="the library's database URL (default: PLANNER_DB_URL)")
     add_scenario_flags(parser)
 
 
@@ -40,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     target = args.to.strip().lower()
     if target not in EXPORT_TARGETS:
         raise InputError("--to", "unknown export target", value=args.to, allowed=", ".join(EXPORT_TARGETS))
-    result = export_plan(load_scenario(args), catalogs_from_environment(), target)
+    result = export_plan(_scenario(args), catalogs_from_environment(), target)
     if args.output:
         _write(Path(args.output), result.text)
     else:
@@ -48,6 +60,24 @@ def run(args: argparse.Namespace) -> int:
     for sentence in (*result.not_expressed, *result.notes):
         print(f"note: {sentence}", file=sys.stderr)
     return 0
+
+
+def _scenario(args: argparse.Namespace) -> Scenario:
+    """The scenario the flags describe, over the library plan `--plan` names when given."""
+    if not args.plan:
+        return load_scenario(args)
+    try:
+        plan = open_library(args.db).find(args.plan)
+    except PlannerError as err:
+        raise InputError("--plan", err.problem, value=args.plan, closest=err.closest) from None
+    if plan.scenario is None:
+        raise InputError(
+            "--plan", f"{plan.name!r} no longer validates ({plan.problem}); repair it in the app first"
+        )
+    try:
+        return Scenario.model_validate({**plan.scenario.model_dump(), **scenario_from_args(args)})
+    except ValidationError as err:
+        raise scenario_error(err) from None
 
 
 def _write(path: Path, text: str) -> None:

@@ -216,12 +216,12 @@ def test_a_csv_import_of_1000_plans_lands_in_one_go_and_again_as_new_versions(li
 def test_every_migration_runs_down_and_up_again(library_url):
     from alembic import command
 
-    from planner.library.connect import _alembic_config
+    from planner.library.connect import alembic_config
 
     engine = create_library_engine(library_url)
     upgrade(engine)
     with engine.begin() as connection:
-        command.downgrade(_alembic_config(connection), "base")
+        command.downgrade(alembic_config(connection), "base")
     with engine.connect() as connection:
         assert MigrationContext.configure(connection).get_current_revision() is None
     upgrade(engine)

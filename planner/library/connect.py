@@ -107,7 +107,7 @@ def _sqlite_engine(url: URL) -> Engine:
     return engine
 
 
-def _alembic_config(connection: Connection) -> Config:
+def alembic_config(connection: Connection) -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     config.attributes["connection"] = connection
@@ -130,7 +130,7 @@ def upgrade(engine: Engine) -> None:
         with engine.begin() as connection:
             if engine.dialect.name == "postgresql":
                 connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
-            command.upgrade(_alembic_config(connection), "head")  # re-reads the revision under the lock
+            command.upgrade(alembic_config(connection), "head")  # re-reads the revision under the lock
     except SQLAlchemyError as err:
         raise unavailable(engine.url, err) from err
 

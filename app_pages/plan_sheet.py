@@ -138,8 +138,9 @@ def cost_time_chart(frame: pl.DataFrame) -> None:
     if data.is_empty():
         return
     base = alt.Chart(data).encode(
-        x=alt.X("wall_clock_h:Q", title="Wall clock (hours)", scale=alt.Scale(zero=False)),
-        y=alt.Y("cost_usd:Q", title="Cost (USD)", scale=alt.Scale(zero=False)),
+        # Zero is kept on both axes: cost and time are read as proportions (twice the cost is twice as high).
+        x=alt.X("wall_clock_h:Q", title="Wall clock (hours)", axis=alt.Axis(format=",.2~f")),
+        y=alt.Y("cost_usd:Q", title="Cost (USD)", axis=alt.Axis(format="$,.2~f")),
     )
     points = base.mark_circle(size=90).encode(
         color=alt.Color(

@@ -108,7 +108,11 @@ def test_save_lists_the_plan_with_author_tags_version_and_results(page, lib):
     )
     assert row["GPU-hours"] > 0 and row["Fits"] in {"yes", "no"}
     stored = lib.find("sixteen")
-    assert (stored.scenario, stored.author, stored.tags) == (Scenario(n_gpus=16), "Ada", ("project-x", "lora"))
+    assert (stored.scenario, stored.author, stored.tags) == (
+        Scenario(n_gpus=16),
+        "Ada",
+        ("project-x", "lora"),
+    )
     assert any(s.value.startswith("Team library (1 plan) · SQLite at ") for s in page.subheader)
     # The name is the session's: the next save carries it too, and it is never in the URL.
     page.switch_page("app_pages/overview.py").run()

@@ -104,7 +104,7 @@ def save_box(lib: PlanLibrary) -> None:
     if current is not None:
         stale_note(lib, current.id, current.version)
         st.button(
-            f"Save changes to '{current.name}' (version {current.version})",
+            plain(f"Save changes to '{current.name}' (version {current.version})"),
             key="scn.save_changes",
             on_click=on_save_changes,
             type="primary",
@@ -140,20 +140,24 @@ def stale_note(lib: PlanLibrary, plan_id: int, version: int) -> None:
 
 
 def library_section(lib: PlanLibrary) -> None:
+    try:
+        total = lib.count()
+    except LibraryUnavailable as err:
+        st.error(plain(unavailable_message(err)), icon=":material/cloud_off:")
+        return
+    st.subheader(plain(f"Team library ({total:,} plan{'s' * (total != 1)}) · {location_label(lib)}"))
     search = st.text_input(
         "Search the team library",
         key="scn.search",
         placeholder="words in a name, tag, model, GPU or author",
     ).strip()
     try:
-        total = lib.count()
         shown = lib.plans(search, limit=TABLE_MAX)
         matching = len(shown) if len(shown) < TABLE_MAX else total if not search else len(lib.plans(search))
         deleted = lib.plans(deleted=True, limit=DELETED_SHOWN)
     except LibraryUnavailable as err:
         st.error(plain(unavailable_message(err)), icon=":material/cloud_off:")
         return
-    st.subheader(f"Team library ({total:,} plan{'s' * (total != 1)}) · {location_label(lib)}")
     if shown:
         library_table(shown)
         if len(shown) < matching:
@@ -216,7 +220,7 @@ def deleted_section(deleted: list[StoredPlan]) -> None:
         for plan in deleted:
             text, undo = st.columns([5, 1], vertical_alignment="center")
             when = updated_label(plan.deleted_at) if plan.deleted_at else ""
-            text.markdown(plain(f"{plan.name} · deleted {when} UTC by {plan.updated_by or 'someone'}"))
+            text.markdown(plain(f"'{plan.name}' · deleted {when} UTC by {plan.updated_by or 'someone'}"))
             undo.button("Undo", key=f"scn.undo.{plan.id}", on_click=on_undo_delete, args=(plan.id,))
 
 

@@ -114,7 +114,8 @@ def take_flash() -> list[tuple[str, str, int | None]]:
 
 def plain(text: str) -> str:
     """User text (names, tags, cells) shown as typed: no markdown emphasis, code, links, strikethrough, LaTeX."""
-    return re.sub(r"([\\`*\[\]$~])", r"\\\1", text)
+    # An underscore inside a word (n_gpus) never starts emphasis in CommonMark; one at a word's edge can.
+    return re.sub(r"([\\`*\[\]$~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))", r"\\\1", text)
 
 
 def updated_label(moment: datetime) -> str:

@@ -186,7 +186,7 @@ def manage_section(shown: list[StoredPlan]) -> None:
         format_func=lambda i: by_id[i].name + (" (needs repair)" if by_id[i].problem else ""),
     )
     plan = by_id[picked_id]
-    if ss.get("scn.tags_for") != plan.id:  # the tags box shows the picked plan's tags, to edit
+    if ss.get("scn.tags_for") != plan.id or "scn.tags_to" not in ss:  # the picked plan's tags, to edit
         ss["scn.tags_to"], ss["scn.tags_for"] = ", ".join(plan.tags), plan.id
     st.caption(
         plain(

@@ -171,6 +171,9 @@ def test_duplicate_rename_retag_delete_and_undo(page, lib):
     page.text_input(key="scn.tags_to").input("one, two")
     ok(page.button(key="scn.set_tags").click().run())
     assert lib.find("b (copy)").tags == ("one", "two")
+    page.switch_page("app_pages/overview.py").run()
+    pick(page.switch_page(PAGE).run(), lib, "b (copy)").run()
+    assert page.text_input(key="scn.tags_to").value == "one, two"  # seeded again after a page switch
 
     alpha = lib.find("alpha").id
     ok(pick(page, lib, "alpha").button(key="scn.delete").click().run())

@@ -228,7 +228,7 @@ def test_a_stale_save_is_refused_with_a_message_and_both_versions_kept(page, lib
     assert any("changed by Grace since you loaded it (now version 2)" in t for t in texts(page.warning))
     ok(page.button(key="scn.save_changes").click().run())
     errors = " ".join(texts(page.error))
-    assert "not saved over 'shared plan'" in errors and "by Grace" in errors
+    assert "Not saved over 'shared plan': it was changed by Grace at " in errors
     assert "kept as 'shared plan (copy)'" in errors and "both versions are in the team library" in errors
     assert live(lib) == {"shared plan": Scenario(n_gpus=64), "shared plan (copy)": Scenario(n_gpus=32)}
     assert "conflict" in lib.find("shared plan (copy)").tags

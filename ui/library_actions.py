@@ -57,10 +57,11 @@ def _guarded(action: Callable[[], None], refused: str, labels: Mapping[str, str]
 
 def _stale(err: StalePlanError) -> None:
     remember(err.kept)  # the user goes on editing their own version, now a plan of its own
+    sentence = err.problem.rstrip(".")  # str(err) starts with the field ("name: ...")
     flash(
         "error",
-        f"{str(err).rstrip('.')}, tagged “conflict”; both versions are in the team library. Compare them below, "
-        f"then keep one. “Save changes” now writes to '{err.kept.name}'.",
+        f"{sentence[:1].upper()}{sentence[1:]}, tagged “conflict”; both versions are in the team library. "
+        f"Compare them below, then keep one. “Save changes” now writes to '{err.kept.name}'.",
     )
 
 

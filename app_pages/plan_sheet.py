@@ -21,6 +21,7 @@ from planner import (
     sheet_inputs,
 )
 from ui.data import catalogs
+from ui.library import author, plain, take_flash
 from ui.plan_sheet import (
     MAX_ROWS,
     NAME_LABEL,
@@ -33,7 +34,6 @@ from ui.plan_sheet import (
     rows,
     save_changed,
 )
-from ui.saved_scenarios import plain, show_flash
 
 NUMBER_FORMATS = {
     "GPUs": "%d",
@@ -119,13 +119,9 @@ def row_actions(names: list[str]) -> None:
     )
     copy.button("Duplicate row", key="sheet.duplicate", on_click=duplicate, args=(index,))
     save.button(
-        "Save changed rows", key="sheet.save", on_click=save_changed, args=(_author(),), type="primary"
+        "Save changed rows", key="sheet.save", on_click=save_changed, args=(author(),), type="primary"
     )
     reload.button("Reload from library", key="sheet.reload", on_click=reload_from_library)
-
-
-def _author() -> str:
-    return str(st.session_state.get("library.author", "") or "")
 
 
 def cost_time_chart(frame: pl.DataFrame) -> None:
@@ -161,7 +157,8 @@ def cost_time_chart(frame: pl.DataFrame) -> None:
 
 
 st.title("Plan sheet")
-show_flash()
+for kind, text, _undo in take_flash():  # undo buttons belong to the Scenarios page; here only the words
+    getattr(st, kind)(plain(text))
 st.caption(
     f"A row per plan: the current plan first, then the team library's plans (up to {MAX_ROWS} rows). Edit a "
     "cell and that row's results recompute; a refused value keeps the previous one and says why. Deleting a row "

@@ -78,6 +78,7 @@ from planner.library.opening import open_library
 from planner.library.records import StoredPlan, repaired, split_tags
 from planner.library.refusals import NameTaken, PlanNotFound, StalePlanError
 from planner.library.store import CONFLICT_TAG, ImportReport, PlanLibrary
+from planner.library.tables import MAX_AUTHOR_CHARS, MAX_TAG_CHARS
 from planner.model.hf_config import shape_from_hf_config
 from planner.model.shape import ModelShape
 from planner.resolve import Resolved, resolve
@@ -131,6 +132,8 @@ __all__ = [  # noqa: RUF022 (grouped by part of the pipeline, the core first, no
     "PlanNotFound",
     "LibraryUnavailable",
     "CONFLICT_TAG",
+    "MAX_AUTHOR_CHARS",
+    "MAX_TAG_CHARS",
     "DB_URL_ENV",
     "library_url",
     "repaired",

@@ -23,9 +23,10 @@ from pydantic import ValidationError
 from streamlit.testing.v1 import AppTest
 
 import planner.inputs.query
+from planner import open_library
 from planner.catalogue.catalog import default_catalogs
 from planner.inputs.scenario import Scenario
-from ui.state import NOTICES_KEY, SAVED_KEY, SCENARIO_KEY
+from ui.state import NOTICES_KEY, SCENARIO_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -486,7 +487,7 @@ def _scenarios_uploader(at: AppTest) -> Any:
 
 
 @pytest.mark.parametrize(("name", "data"), bad_csvs(SCENARIO_HEADER), ids=lambda v: str(v)[:16])
-def test_bad_scenarios_csv_is_rejected_with_a_message(name: str, data: bytes) -> None:
+def test_bad_scenarios_csv_is_rejected_with_a_message(name: str, data: bytes, fresh_library: str) -> None:
     _page_or_skip("app_pages/scenarios.py")
     at = new_app()
     at.switch_page("app_pages/scenarios.py").run()
@@ -494,10 +495,10 @@ def test_bad_scenarios_csv_is_rejected_with_a_message(name: str, data: bytes) ->
     assert_healthy(at, name)
     assert at.error, f"{name}: no error shown"
     assert not [b for b in at.button if b.key == "scn.import"], "a bad file offered an import"
-    assert at.session_state[SAVED_KEY] == {}
+    assert open_library(fresh_library).count() == 0
 
 
-def test_formula_names_survive_a_scenarios_csv_round_trip_as_text() -> None:
+def test_formula_names_survive_a_scenarios_csv_round_trip_as_text(fresh_library: str) -> None:
     """A name that looks like a formula is written neutralised and read back exactly (planner/scenario_io)."""
     _page_or_skip("app_pages/scenarios.py")
     from planner.inputs.scenario_io import read_scenarios_csv, scenarios_to_csv
@@ -516,7 +517,7 @@ def test_formula_names_survive_a_scenarios_csv_round_trip_as_text() -> None:
     assert_healthy(at, "round trip")
     at.button(key="scn.import").click().run()
     assert_healthy(at, "import")
-    assert set(at.session_state[SAVED_KEY]) == set(hostile)
+    assert open_library(fresh_library).live_names() == set(hostile)
     assert read_scenarios_csv(text).scenarios == hostile
 
 
@@ -539,3 +540,34 @@ def test_bad_team_data_upload_is_rejected_and_the_data_in_use_kept(kind: str, na
     assert_healthy(at, (kind, name))
     assert any(name in e.value for e in at.sidebar.error), [e.value for e in at.sidebar.error]
     assert (at.metric[0].value if at.metric else None) == before
+
+
+HOSTILE_PLAN_NAMES = [
+    "**bold** _x_ `code` [link](http://x.invalid) $E=mc^2$ ~~gone~~",
+    "<script>alert(1)</script>",
+    "Robert'); DROP TABLE plans;--",
+    "=cmd|' /C calc'!A0",
+]
+
+
+@pytest.mark.parametrize("name", HOSTILE_PLAN_NAMES, ids=range(len(HOSTILE_PLAN_NAMES)))
+def test_hostile_scenario_names_and_tags_are_stored_and_shown_as_typed(name: str, fresh_library: str) -> None:
+    """Names and tags are user text: stored exactly, shown escaped (ui.library.plain), never run as markup."""
+    _page_or_skip("app_pages/scenarios.py")
+    from ui.library import plain
+
+    at = new_app()
+    at.switch_page("app_pages/scenarios.py").run()
+    at.text_input(key="scn.author").input("$evil$ *author*").run()
+    at.text_input(key="scn.name").input(name)
+    at.text_input(key="scn.tags").input("<b>x</b>, $y$")
+    at.button(key="scn.save").click().run()
+    assert_healthy(at, name)
+    assert [s.value for s in at.success] == [plain(f"Saved '{name}' to the team library (version 1).")]
+    stored = open_library(fresh_library).find(name)
+    assert (stored.name, stored.tags, stored.author) == (name, ("<b>x</b>", "$y$"), "$evil$ *author*")
+    shown = next(d.value for d in at.dataframe if d.value.columns[0] == "Name")
+    assert list(shown["Name"]) == [name] and list(shown["Tags"]) == ["<b>x</b>, $y$"]
+    at.button(key="scn.delete").click().run()
+    assert_healthy(at, name)
+    assert any(plain(f"Deleted '{name}'.") == s.value for s in at.success)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from planner import EXPORT_TARGET_VERSIONS, EXPORT_TARGETS, PlannerError, Scenario, export_plan
 from ui.data import catalogs
-from ui.saved_scenarios import plain
+from ui.library import plain
 
 PREVIEW_LANGUAGE = {"json": "json", "yaml": "yaml", "toml": "toml", "txt": "bash"}
 MIME = {

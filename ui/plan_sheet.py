@@ -20,10 +20,9 @@ from planner import (
     StalePlanError,
     copy_name,
     name_problem,
-    open_library,
     with_cell,
 )
-from ui.saved_scenarios import flash
+from ui.library import LOADED_KEY, LoadedPlan, flash, forget_loaded, library
 from ui.state import scenario, set_scenario
 
 ROWS_KEY = "sheet.rows"  # list[SheetRow]: the rows after the current plan
@@ -57,7 +56,7 @@ def rows() -> list[SheetRow]:
 
 def _library_rows() -> list[SheetRow]:
     try:
-        found = open_library().plans(limit=MAX_ROWS - 1)
+        found = library().plans(limit=MAX_ROWS - 1)
     except LibraryUnavailable as err:
         flash("warning", f"The sheet starts without the team library's plans: {err.describe('')}")
         return []
@@ -121,7 +120,13 @@ def _renamed(row: SheetRow, index: int, name: str, where: str, all_rows: list[Sh
 
 def make_current(index: int) -> None:
     all_rows = rows()
-    set_scenario(all_rows[index].scenario)
+    chosen = all_rows[index]
+    set_scenario(chosen.scenario)
+    # A library row made current can be saved back from the Scenarios page with its version check.
+    if chosen.plan_id is not None and chosen.version is not None and not chosen.changed:
+        st.session_state[LOADED_KEY] = LoadedPlan(chosen.plan_id, chosen.version, chosen.name)
+    else:
+        forget_loaded()
     st.session_state[GEN_KEY] = st.session_state.get(GEN_KEY, 0) + 1
     flash("success", f"“{all_rows[index].name}” is now the current plan: every page shows it.")
 
@@ -140,14 +145,14 @@ def save_changed(author: str) -> None:
     """Save every changed row to the team library: a new plan, or a new version of the plan it came from."""
     all_rows = rows()
     try:
-        library = open_library()
+        opened = library()
     except LibraryUnavailable as err:
         flash("error", f"Nothing was saved: {err.describe('')}")
         return
     saved = 0
     for index, row in enumerate(all_rows[1:], start=1):
         if row.changed:
-            all_rows[index] = _save_row(library, row, author)
+            all_rows[index] = _save_row(opened, row, author)
             saved += not all_rows[index].changed
     _store(all_rows)
     flash("success" if saved else "info", f"Saved {saved} row{'s' * (saved != 1)} to the team library.")
@@ -162,7 +167,7 @@ def _save_row(library: Any, row: SheetRow, author: str) -> SheetRow:
                 row.plan_id, row.scenario, expected_version=row.version, author=author, name=row.name
             )
     except StalePlanError as err:
-        flash("error", str(err))
+        flash("error", f"“{row.name}”: {err.problem}.")
         return replace(row, name=err.kept.name, plan_id=err.kept.id, version=err.kept.version, changed=False)
     except PlannerError as err:
         flash("error", f"“{row.name}” was not saved: {err.describe('')}")

@@ -36,7 +36,7 @@ def render_share_link(*, caption: bool = True) -> None:
     if caption:
         st.caption(
             "Copy with the button at the right of the box. The link opens this page with the current "
-            "scenario; saved scenarios stay in this browser session (download them as CSV to share them)."
+            "scenario and needs no database; saved plans are in the team library on the Scenarios page."
         )
 
 

@@ -26,7 +26,6 @@ from planner import (
 
 SCENARIO_KEY = "scenario"
 NOTICES_KEY = "notices"
-SAVED_KEY = "saved_scenarios"
 WIDGET_PREFIX = "w."
 # Field -> the label of the widget `bound` last rendered for it, so a notice about a field the user did not touch
 # this time still names what is on screen.
@@ -41,7 +40,6 @@ def init_state() -> None:
         scenario, unknown = drop_unknown_names(scenario, _name_lookups())
         ss[SCENARIO_KEY] = scenario
         ss[NOTICES_KEY] = notices + unknown
-        ss.setdefault(SAVED_KEY, {})
 
 
 def _name_lookups() -> dict[str, Callable[[str], object]]:

@@ -28,6 +28,9 @@ BACKENDS = ("sqlite", "postgresql")
 # Writers wait for each other up to this long instead of failing at once: a save takes milliseconds, so 30 s
 # only runs out when something holds the database far longer than any save (a stuck process).
 SQLITE_BUSY_TIMEOUT_S = 30
+PG_CONNECT_TIMEOUT_S = (
+    5  # a reachable server answers in milliseconds; 5 s allows a slow network, not a dead host
+)
 # Any fixed 64-bit number, the same in every process: PostgreSQL's advisory lock that serialises migrations.
 MIGRATION_LOCK_KEY = 7_243_501_017
 
@@ -81,7 +84,9 @@ def create_library_engine(url: str) -> Engine:
     parsed = parse_url(url)
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(parsed)
-    return create_engine(parsed, pool_pre_ping=True)  # pre-ping: a restarted server's dead connections retry
+    # pre-ping: a restarted server's dead connections are replaced; the connect timeout keeps a host that does
+    # not answer (rather than refusing) from holding a page or a command for the operating system's minutes.
+    return create_engine(parsed, pool_pre_ping=True, connect_args={"connect_timeout": PG_CONNECT_TIMEOUT_S})
 
 
 def _sqlite_engine(url: URL) -> Engine:

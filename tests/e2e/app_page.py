@@ -116,6 +116,14 @@ class AppPage:
             out[label] = value + (" | " + delta.inner_text().strip() if delta.count() else "")
         return out
 
+    def dataframe_column(self, nth: int = 0, column: int = 1) -> list[str]:
+        """The cells of one column (1 = first) of the nth main-area dataframe, as its accessible table holds
+        them once the grid has painted (only the rows in view: fine for short tables)."""
+        grid = self.page.get_by_test_id("stMain").get_by_test_id("stDataFrame").nth(nth)
+        cells = grid.locator(f"tbody td[aria-colindex='{column}']")
+        cells.first.wait_for(state="attached", timeout=RUN_TIMEOUT_MS)
+        return [cell.text_content() or "" for cell in cells.all()]
+
     def captions(self) -> list[str]:
         return [
             c.inner_text()

@@ -73,11 +73,12 @@ def _healthy(url: str) -> bool:
         return False
 
 
-@pytest.fixture(scope="session")
-def app_url(browser_available: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`streamlit run app.py` on 127.0.0.1 at a free port; its log is kept for the failure message."""
+def start_server(log_path: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    """`streamlit run app.py` on 127.0.0.1 at a free port, waited for until healthy; (process, base URL).
+
+    `env` is added to this process's environment (e.g. another PLANNER_DB_URL). The log is kept for the
+    failure message."""
     port = _free_port()
-    log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
     command = [
         sys.executable,
         "-m",
@@ -91,7 +92,9 @@ def app_url(browser_available: None, tmp_path_factory: pytest.TempPathFactory) -
         "--server.fileWatcherType=none",
     ]
     with log_path.open("wb") as log:
-        server = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+        )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S
     while not _healthy(url):
@@ -99,12 +102,24 @@ def app_url(browser_available: None, tmp_path_factory: pytest.TempPathFactory) -
             server.kill()
             pytest.fail(f"streamlit did not start on {url}:\n{log_path.read_text()[-3000:]}", pytrace=False)
         time.sleep(0.1)
-    yield url
+    return server, url
+
+
+def stop_server(server: subprocess.Popen) -> None:
     server.terminate()
     try:
         server.wait(timeout=10)
     except subprocess.TimeoutExpired:
         server.kill()
+        server.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def app_url(browser_available: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One server for the whole test session (every test that needs no server of its own)."""
+    server, url = start_server(tmp_path_factory.mktemp("streamlit") / "server.log")
+    yield url
+    stop_server(server)
 
 
 @pytest.fixture(scope="session")

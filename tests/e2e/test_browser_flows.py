@@ -126,7 +126,7 @@ def test_scenarios_page_csv_download_neutralises_formulas(app_page: AppPage) -> 
     name_box.fill(hostile_name)
     name_box.press("Enter")
     app_page.wait_idle()
-    app_page.page.get_by_role("button", name="Save", exact=True).click()
+    app_page.page.get_by_role("button", name="Save as a new plan", exact=True).click()
     app_page.wait_idle()
     app_page.shot("saved")
     file_name, rows = _read_csv_download(app_page, "Download all as CSV")

@@ -13,7 +13,8 @@
   each run a fresh script cache, so app.py and the page are parsed, rewritten for Streamlit's "magic" and
   compiled again on every rerun, while a server compiles each file once (median CPU time of one such compile
   of app.py + the page, and of the floor script). Reported beside the rerun figures, not subtracted.
-- If bench/sweep_bench.py exists, its `measure()` dict is merged in.
+- If bench/sweep_bench.py exists, its `measure()` dict is merged in, and so is bench/browser_bench.py's
+  (browser_input_to_figure_ms, browser_floor_ms and their ratio; see that file).
 """
 
 from __future__ import annotations
@@ -144,11 +145,24 @@ def sweep_figures() -> dict[str, Any]:
     return dict(module.measure())
 
 
+def browser_figures() -> dict[str, Any]:
+    """bench/browser_bench.py's figures; empty without Debian's chromium (it says why on stderr)."""
+    spec = importlib.util.spec_from_file_location("browser_bench", ROOT / "bench" / "browser_bench.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found = dict(module.measure())
+    if not found:
+        print(f"browser figures skipped: no chromium at {module.CHROMIUM}", file=sys.stderr)
+    return found
+
+
 def main() -> None:
     figures: dict[str, Any] = {"python": platform.python_version(), "n_cpus": os.cpu_count()}
     figures.update(library_figures())
     figures.update(page_figures())
     figures.update(sweep_figures())
+    figures.update(browser_figures())
     rounded = {k: round(v, 3) if isinstance(v, float) else v for k, v in figures.items()}
     for name in ("page_rerun_ms", "script_compile_ms"):
         rounded[name] = {k: round(v, 3) for k, v in figures[name].items()}

@@ -21,7 +21,18 @@ def _files(at) -> dict[str, str]:
     return dict(zip(EXPORT_TARGETS, codes, strict=True))
 
 
+def _opened(app):
+    app.toggle(key="export.show").set_value(True).run()
+    assert not app.exception
+    return app
+
+
+def test_the_box_stays_closed_until_asked_for(app):
+    assert not app.tabs and not app.get("download_button")
+
+
 def test_every_target_has_a_tab_a_preview_and_a_download(app):
+    _opened(app)
     assert [t.label for t in app.tabs][: len(EXPORT_TARGETS)] == [
         "DeepSpeed v0.16.4",
         "accelerate v1.14.0",
@@ -36,8 +47,7 @@ def test_every_target_has_a_tab_a_preview_and_a_download(app):
 
 def test_the_files_carry_the_current_plan(app):
     app.session_state[SCENARIO_KEY] = PLAN
-    app.run()
-    assert not app.exception
+    _opened(app)
     files = _files(app)
     deepspeed = json.loads(files["deepspeed"])
     # Global batch = micro-batch 2 × accumulation 4 × data-parallel 16 / (tp 2 × pp 2) = 4 → 32 sequences.
@@ -56,6 +66,6 @@ def test_the_files_carry_the_current_plan(app):
 
 def test_what_a_target_cannot_express_is_said(app):
     app.session_state[SCENARIO_KEY] = Scenario(method="lora", n_gpus=8)
-    app.run()
+    _opened(app)
     said = " ".join(m.value for m in app.markdown)
     assert "Not expressed by this target" in said and "LoRA" in said

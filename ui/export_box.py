@@ -22,7 +22,11 @@ MIME = {
 
 
 def render_export_box(plan: Scenario, *, key: str = "export") -> None:
-    with st.expander("Export as a runnable configuration", icon=":material/download:"):
+    # A toggle, not an expander: a closed expander still builds its content on every rerun, and five
+    # configuration files are work (and elements) no rerun should pay for until someone asks for them.
+    if not st.toggle("Export as a runnable configuration", key=f"{key}.show"):
+        return
+    with st.container(border=True):
         st.caption(
             "The plan's parallel layout, sharding and offload, precision, batch sizes, recompute, sequence length, "
             "optimizer and LoRA settings in each framework's own option names (the release each targets is on "

@@ -18,6 +18,7 @@ import altair as alt
 import polars as pl
 
 MEMORY_COLOURS = alt.Scale(scheme="tableau10")
+LEGEND_ROWS_HEIGHT = 240  # px: tall enough for the nine legend rows (at 140 px the last three were cut off)
 Spec = dict[str, Any]
 
 
@@ -36,10 +37,9 @@ def _with_data(spec: Spec, **datasets: pl.DataFrame) -> Spec:
 
 
 def memory_stack(components: pl.DataFrame, vram_gib: float) -> Spec:
-    """Stacked bar of per-GPU memory components with the VRAM line."""
-    return _with_data(
-        _memory_stack_spec(), components=components, vram=pl.DataFrame({"vram_gib": [vram_gib]})
-    )
+    """Stacked bar of per-GPU memory components with the GPU's VRAM as a labelled line."""
+    vram = pl.DataFrame({"vram_gib": [vram_gib], "text": [f"VRAM {vram_gib:,.1f} GiB"]})
+    return _with_data(_memory_stack_spec(), components=components, vram=vram)
 
 
 @lru_cache(maxsize=1)
@@ -48,45 +48,79 @@ def _memory_stack_spec() -> Spec:
         alt.Chart(alt.NamedData(name="components"))
         .mark_bar()
         .encode(
-            x=alt.X("gib:Q", title="GiB per GPU", stack="zero"),
+            x=alt.X("gib:Q", title="GiB per GPU (each component at its own largest)", stack="zero"),
             y=alt.Y("label:N", title=None),
-            color=alt.Color("component:N", scale=MEMORY_COLOURS, sort=None, title="Component"),
+            # The chart is as tall as the nine-entry legend beside it: a shorter one cut the last entries off.
+            color=alt.Color(
+                "component:N",
+                scale=MEMORY_COLOURS,
+                sort=None,
+                title="Component",
+                legend=alt.Legend(labelLimit=220),
+            ),
             order=alt.Order("order:Q"),
             tooltip=["component:N", alt.Tooltip("gib:Q", format=",.2f", title="GiB")],
         )
     )
-    line = (
-        alt.Chart(alt.NamedData(name="vram"))
-        .mark_rule(color="red", strokeDash=[6, 3], size=2)
-        .encode(x="vram_gib:Q", tooltip=[alt.Tooltip("vram_gib:Q", format=",.2f", title="VRAM GiB")])
+    vram = alt.Chart(alt.NamedData(name="vram"))
+    line = vram.mark_rule(color="red", strokeDash=[6, 3], size=2).encode(
+        x="vram_gib:Q", tooltip=[alt.Tooltip("vram_gib:Q", format=",.2f", title="VRAM GiB")]
     )
-    return _to_spec((bars + line).properties(height=140))
+    label = vram.mark_text(color="red", align="left", dx=4, y=0, dy=8, fontSize=11).encode(
+        x="vram_gib:Q", text="text:N"
+    )
+    return _to_spec((bars + line + label).properties(height=LEGEND_ROWS_HEIGHT))
+
+
+# The y axis of a line chart with a limit stops at this multiple of the limit: far above it the lines only say
+# "does not fit", and an axis running to 20x the VRAM would flatten the limit line onto the floor.
+LIMIT_AXIS_MULTIPLE = 2.5
 
 
 def lines_with_limit(
-    frame: pl.DataFrame, x: str, y: str, colour: str, limit: float, x_title: str, y_title: str
+    frame: pl.DataFrame,
+    x: str,
+    y: str,
+    colour: str,
+    limit: float,
+    x_title: str,
+    y_title: str,
+    *,
+    colour_title: str | None = None,
+    limit_label: str = "VRAM",
 ) -> Spec:
-    """One line per `colour` value of `y` against `x`, with a dashed horizontal limit."""
-    spec = _lines_with_limit_spec(x, y, colour, x_title, y_title)
-    return _with_data(spec, lines=frame, limit=pl.DataFrame({"limit": [limit]}))
+    """One line per `colour` value of `y` against `x`, with a labelled dashed limit; the y axis stops at
+    LIMIT_AXIS_MULTIPLE x the limit (points above are clipped, their tooltips still exact)."""
+    spec = _lines_with_limit_spec(x, y, colour, x_title, y_title, colour_title or colour.replace("_", " "))
+    y_max = min(float(frame[y].max() or limit), LIMIT_AXIS_MULTIPLE * limit) if frame.height else limit
+    spec["layer"][0]["encoding"]["y"]["scale"] = {"domain": [0, max(y_max, limit) * 1.05]}
+    text = f"{limit_label} {limit:,.1f}"
+    return _with_data(spec, lines=frame, limit=pl.DataFrame({"limit": [limit], "text": [text]}))
 
 
 @lru_cache(maxsize=8)
-def _lines_with_limit_spec(x: str, y: str, colour: str, x_title: str, y_title: str) -> Spec:
+def _lines_with_limit_spec(
+    x: str, y: str, colour: str, x_title: str, y_title: str, colour_title: str
+) -> Spec:
     base = (
         alt.Chart(alt.NamedData(name="lines"))
-        .mark_line(point=True)
+        .mark_line(point=True, clip=True)
         .encode(
-            x=alt.X(f"{x}:Q", title=x_title),
+            # Doubling steps (1, 2, 4, ... 64) spread evenly: on a linear axis they crowd the left edge.
+            x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log", base=2)),
             y=alt.Y(f"{y}:Q", title=y_title),
-            color=alt.Color(f"{colour}:N", title=colour.replace("_", " ")),
+            color=alt.Color(f"{colour}:N", title=colour_title),
+            # Dashes as well as colours: two modes with equal memory draw one line over the other.
+            strokeDash=alt.StrokeDash(f"{colour}:N", title=colour_title),
             tooltip=[f"{colour}:N", f"{x}:Q", alt.Tooltip(f"{y}:Q", format=",.2f")],
         )
     )
-    rule = (
-        alt.Chart(alt.NamedData(name="limit")).mark_rule(color="red", strokeDash=[6, 3]).encode(y="limit:Q")
+    limit = alt.Chart(alt.NamedData(name="limit"))
+    rule = limit.mark_rule(color="red", strokeDash=[6, 3]).encode(y="limit:Q")
+    label = limit.mark_text(color="red", align="left", x=4, dy=-7, fontSize=11).encode(
+        y="limit:Q", text="text:N"
     )
-    return _to_spec((base + rule).properties(height=300))
+    return _to_spec((base + rule + label).properties(height=300))
 
 
 def scaling(frame: pl.DataFrame) -> Spec:

@@ -186,7 +186,9 @@ def _bars_spec(x: str, y: str, x_title: str, highlight: str | None, height: int 
         .mark_bar()
         .encode(
             x=alt.X(f"{x}:Q", title=x_title),
-            y=alt.Y(f"{y}:N", sort="-x", title=None),
+            # Every label drawn, none shortened: Vega's default drops "overlapping" ones and cuts at 180 px,
+            # which left the highlighted bar without its name.
+            y=alt.Y(f"{y}:N", sort="-x", title=None, axis=alt.Axis(labelOverlap=False, labelLimit=320)),
             color=colour,
             tooltip=[f"{y}:N", alt.Tooltip(f"{x}:Q", format=",.2f")],
         )

@@ -147,7 +147,7 @@ unavailable_notes(est)
 
 st.subheader("Scaling with GPU count")
 curve = scaling_curve(resolved)
-st.vega_lite_chart(spec=charts.scaling(curve), width="stretch")
+st.vega_lite_chart(spec=charts.scaling(curve, resolved.scenario.gpus_per_node), width="stretch")
 best = curve.filter(pl.col("scaling_efficiency_frac") >= 0.8)
 if best.height:
     st.caption(f"Up to {best['n_gpus'].max()} GPUs keep at least 80 % scaling efficiency for this run.")

@@ -123,16 +123,23 @@ def _lines_with_limit_spec(
     return _to_spec((base + rule + label).properties(height=300))
 
 
-def scaling(frame: pl.DataFrame) -> Spec:
-    """Wall clock and scaling efficiency against GPU count (log2 x axis)."""
-    return _with_data(_scaling_spec(), curve=frame)
+def scaling(frame: pl.DataFrame, gpus_per_node: int | None = None) -> Spec:
+    """Wall clock and scaling efficiency against GPU count (log2 x axis), with the node boundary marked: past
+    it, communication leaves NVLink for the network and efficiency usually drops."""
+    node = pl.DataFrame({"n_gpus": [gpus_per_node or 0], "text": [f"one node ({gpus_per_node} GPUs)"]})
+    return _with_data(_scaling_spec(), curve=frame, node=node.filter(pl.col("n_gpus") > 0))
 
 
 @lru_cache(maxsize=1)
 def _scaling_spec() -> Spec:
     x = alt.X("n_gpus:Q", scale=alt.Scale(type="log", base=2), title="GPUs")
+    node = alt.Chart(alt.NamedData(name="node"))
+    boundary = node.mark_rule(color="grey", strokeDash=[4, 4]).encode(x="n_gpus:Q")
+    boundary_label = node.mark_text(color="grey", align="left", dx=4, y=8, fontSize=11).encode(
+        x="n_gpus:Q", text="text:N"
+    )
     time_chart = (
-        alt.Chart()
+        alt.Chart(alt.NamedData(name="curve"))
         .mark_line(point=True)
         .encode(
             x=x,
@@ -145,8 +152,8 @@ def _scaling_spec() -> Spec:
         )
     )
     eff_chart = (
-        alt.Chart()
-        .mark_line(point=True, color="orange")
+        alt.Chart(alt.NamedData(name="curve"))
+        .mark_line(point=alt.OverlayMarkDef(color="orange"), color="orange")
         .encode(
             x=x,
             y=alt.Y("scaling_efficiency_frac:Q", title="Scaling efficiency", axis=alt.Axis(format="%")),
@@ -155,9 +162,8 @@ def _scaling_spec() -> Spec:
     )
     return _to_spec(
         alt.hconcat(
-            time_chart.properties(width=320, height=260),
-            eff_chart.properties(width=320, height=260),
-            data=alt.NamedData(name="curve"),
+            (time_chart + boundary + boundary_label).properties(width=320, height=260),
+            (eff_chart + boundary + boundary_label).properties(width=320, height=260),
         )
     )
 

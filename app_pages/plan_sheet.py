@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import altair as alt
 import polars as pl
 import streamlit as st
 
@@ -20,6 +19,7 @@ from planner import (
     result_cells,
     sheet_inputs,
 )
+from ui import charts
 from ui.data import catalogs
 from ui.library import author, plain, take_flash
 from ui.plan_sheet import (
@@ -133,26 +133,7 @@ def cost_time_chart(frame: pl.DataFrame) -> None:
     ).drop_nulls(["wall_clock_h", "cost_usd"])
     if data.is_empty():
         return
-    base = alt.Chart(data).encode(
-        # Zero is kept on both axes: cost and time are read as proportions (twice the cost is twice as high).
-        x=alt.X("wall_clock_h:Q", title="Wall clock (hours)", axis=alt.Axis(format=",.2~f")),
-        y=alt.Y("cost_usd:Q", title="Cost (USD)", axis=alt.Axis(format="$,.2~f")),
-    )
-    points = base.mark_circle(size=90).encode(
-        color=alt.Color(
-            "fit:N",
-            title="Memory",
-            scale=alt.Scale(domain=["fits", "does not fit"], range=["#1f77b4", "#d62728"]),
-        ),
-        tooltip=[
-            "plan",
-            alt.Tooltip("wall_clock_h:Q", format=",.2f"),
-            alt.Tooltip("cost_usd:Q", format="$,.2f"),
-            "fit",
-        ],
-    )
-    labels = base.mark_text(align="left", dx=7, dy=-6, fontSize=11).encode(text="plan:N")
-    st.altair_chart((points + labels).properties(height=360), width="stretch")
+    st.vega_lite_chart(spec=charts.labelled_cost_vs_time(data), width="stretch")
     st.caption("Each point is a row of the sheet, labelled with its name; red rows do not fit in GPU memory.")
 
 

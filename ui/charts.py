@@ -221,3 +221,32 @@ def _price_history_spec() -> Spec:
         .properties(height=320)
     )
     return _to_spec(chart)
+
+
+def labelled_cost_vs_time(frame: pl.DataFrame) -> Spec:
+    """Cost against wall clock, a point per plan labelled with its name, red where it does not fit."""
+    return _with_data(_labelled_cost_vs_time_spec(), plans=frame)
+
+
+@lru_cache(maxsize=1)
+def _labelled_cost_vs_time_spec() -> Spec:
+    base = alt.Chart(alt.NamedData(name="plans")).encode(
+        # Zero is kept on both axes: cost and time are read as proportions (twice the cost is twice as high).
+        x=alt.X("wall_clock_h:Q", title="Wall clock (hours)", axis=alt.Axis(format=",.2~f")),
+        y=alt.Y("cost_usd:Q", title="Cost (USD)", axis=alt.Axis(format="$,.2~f")),
+    )
+    points = base.mark_circle(size=90).encode(
+        color=alt.Color(
+            "fit:N",
+            title="Memory",
+            scale=alt.Scale(domain=["fits", "does not fit"], range=["#1f77b4", "#d62728"]),
+        ),
+        tooltip=[
+            "plan:N",
+            alt.Tooltip("wall_clock_h:Q", format=",.2f"),
+            alt.Tooltip("cost_usd:Q", format="$,.2f"),
+            "fit:N",
+        ],
+    )
+    labels = base.mark_text(align="left", dx=7, dy=-6, fontSize=11).encode(text="plan:N")
+    return _to_spec((points + labels).properties(height=360))

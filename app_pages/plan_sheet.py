@@ -12,11 +12,14 @@ import polars as pl
 import streamlit as st
 
 from planner import (
+    MAX_CSV_BYTES,
     SHEET_INPUT_COLUMNS,
     SHEET_RESULT_COLUMNS,
     evaluate_rows,
     pick_lists,
+    read_saved_scenarios,
     result_cells,
+    saved_scenarios_csv,
     sheet_inputs,
 )
 from ui import charts
@@ -25,6 +28,8 @@ from ui.library import author, plain, take_flash
 from ui.plan_sheet import (
     MAX_ROWS,
     NAME_LABEL,
+    UPLOAD_GEN_KEY,
+    add_rows,
     duplicate,
     editor_key,
     has_edits,
@@ -35,6 +40,7 @@ from ui.plan_sheet import (
     save_changed,
 )
 
+MAX_PROBLEMS_SHOWN = 20
 NUMBER_FORMATS = {
     "GPUs": "%d",
     "Examples": "%d",
@@ -137,6 +143,42 @@ def cost_time_chart(frame: pl.DataFrame) -> None:
     st.caption("Each point is a row of the sheet, labelled with its name; red rows do not fit in GPU memory.")
 
 
+def files_section() -> None:
+    """The sheet as the saved-scenario CSV (the same round trip as the Scenarios page), out and back in."""
+    st.subheader("The sheet as CSV")
+    named = {row.name: row.scenario for row in rows()}
+    st.download_button(
+        "Download the sheet as CSV",
+        data=lambda: saved_scenarios_csv(named, catalogs()),
+        file_name="plan_sheet.csv",
+        mime="text/csv",
+        on_click="ignore",
+        key="sheet.download",
+    )
+    uploaded = st.file_uploader(
+        "Add rows from a CSV (as downloaded here or from Scenarios)",
+        type=["csv"],
+        key=f"sheet.upload.{st.session_state.get(UPLOAD_GEN_KEY, 0)}",
+        max_upload_size=min(int(st.get_option("server.maxUploadSize")), -(-MAX_CSV_BYTES // 1_000_000)),
+        help="A row whose name is already in the sheet takes the file's inputs; a file with any bad row adds nothing.",
+    )
+    if uploaded is None:
+        return
+    parsed = read_saved_scenarios(uploaded.getvalue(), catalogs())
+    if parsed.problems:
+        st.error(plain(f"Nothing was added from {uploaded.name}: fix these rows and upload it again."))
+        for problem in parsed.problems[:MAX_PROBLEMS_SHOWN]:
+            st.error(plain(str(problem)))
+        return
+    st.button(
+        plain(f"Add the {len(parsed.scenarios)} rows of {uploaded.name}"),
+        key="sheet.import",
+        on_click=add_rows,
+        args=(parsed.scenarios,),
+        type="primary",
+    )
+
+
 st.title("Plan sheet")
 for kind, text, _undo in take_flash():  # undo buttons belong to the Scenarios page; here only the words
     getattr(st, kind)(plain(text))
@@ -152,3 +194,4 @@ if misfits:
     st.warning(plain(f"{misfits} row{'s' * (misfits != 1)} do not fit in GPU memory (Fits unticked)."))
 row_actions(frame[NAME_LABEL].to_list())
 cost_time_chart(frame)
+files_section()

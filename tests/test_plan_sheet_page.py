@@ -110,3 +110,21 @@ def test_the_first_row_cannot_be_deleted_or_renamed(sheet):
     messages = " ".join(e.value for e in sheet.error)
     assert "keeps its name" in messages and "current plan and stays" in messages
     assert list(grid(sheet)["Name"]) == ["Current plan", "four GPUs"]
+
+
+def test_a_csv_adds_rows_updates_rows_of_the_same_name_and_a_bad_file_adds_nothing(sheet):
+    from planner import saved_scenarios_csv
+
+    cats = default_catalogs()
+    good = saved_scenarios_csv({"four GPUs": Scenario(n_gpus=2), "from file": Scenario(n_gpus=32)}, cats)
+    upload = next(u for u in sheet.file_uploader if (u.key or "").startswith("sheet.upload"))
+    upload.upload("plans.csv", good.encode(), "text/csv").run()
+    sheet.button(key="sheet.import").click().run()
+    frame = grid(sheet)
+    assert list(frame["Name"]) == ["Current plan", "four GPUs", "from file"]
+    assert list(frame["GPUs"]) == [8, 2, 32]
+    bad = good.replace(",32,", ",0,", 1)
+    upload = next(u for u in sheet.file_uploader if (u.key or "").startswith("sheet.upload"))
+    upload.upload("bad.csv", bad.encode(), "text/csv").run()
+    assert any("Nothing was added from bad.csv" in e.value for e in sheet.error)
+    assert not [b for b in sheet.button if b.key == "sheet.import"]

@@ -27,6 +27,7 @@ from ui.state import scenario, set_scenario
 
 ROWS_KEY = "sheet.rows"  # list[SheetRow]: the rows after the current plan
 GEN_KEY = "sheet.gen"  # bumped after every applied edit: a new editor key redraws the grid from the rows
+UPLOAD_GEN_KEY = "sheet.upload_gen"  # bumped after an import so the uploader starts empty again
 CURRENT_NAME = "Current plan"
 NAME_LABEL = "Name"
 # The sheet is a working set; 100 rows recompute in one pass (bench/run.py, sheet_100_rows_ms).
@@ -178,3 +179,25 @@ def _save_row(library: Any, row: SheetRow, author: str) -> SheetRow:
 def reload_from_library() -> None:
     st.session_state.pop(ROWS_KEY, None)
     st.session_state[GEN_KEY] = st.session_state.get(GEN_KEY, 0) + 1
+
+
+def add_rows(named: dict[str, Scenario]) -> None:
+    """Rows from a CSV: a name already in the sheet takes the file's inputs (the current plan's row included),
+    other names are appended while the sheet has room."""
+    all_rows = rows()
+    index_of = {row.name: index for index, row in enumerate(all_rows)}
+    added = replaced = 0
+    for name, item in named.items():
+        if name in index_of:
+            all_rows[index_of[name]] = replace(
+                all_rows[index_of[name]], scenario=item, changed=index_of[name] > 0
+            )
+            replaced += 1
+        elif len(all_rows) < MAX_ROWS:
+            all_rows.append(SheetRow(name, item, changed=True))
+            added += 1
+    left_out = len(named) - added - replaced
+    _store(all_rows)
+    st.session_state[UPLOAD_GEN_KEY] = st.session_state.get(UPLOAD_GEN_KEY, 0) + 1
+    more = f"; {left_out} left out: the sheet holds at most {MAX_ROWS} rows" if left_out else ""
+    flash("success", f"Added {added} row{'s' * (added != 1)} and updated {replaced} from the file{more}.")

@@ -41,7 +41,8 @@ def cost_vs_time_data(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def cost_vs_time_chart(log_axes: bool = True) -> alt.LayerChart:
-    """Cost against wall clock, one point per GPU; the Pareto frontier as a dashed step line with GPU labels.
+    """Cost against wall clock, one point per GPU (diamonds on the Pareto frontier, joined by a dashed step line
+    when it has two or more); every GPU that fits, and every frontier GPU, labelled with its name.
 
     No data is attached: the layers read the named dataset `DATASET` (rows from `cost_vs_time_data`).
     """
@@ -72,7 +73,9 @@ def cost_vs_time_chart(log_axes: bool = True) -> alt.LayerChart:
     )
     front = alt.Chart().transform_filter("datum.on_frontier")
     line = front.mark_line(interpolate="step-after", color="orange", strokeDash=[4, 2]).encode(x=x, y=y)
-    labels = front.mark_text(align="left", dx=7, dy=-7, fontSize=11).encode(x=x, y=y, text="gpu:N")
+    # Every GPU that fits is a candidate, so each gets its name (the others are in the tooltip and the table).
+    named = alt.Chart().transform_filter("datum.on_frontier || datum.fit == 'fits'")
+    labels = named.mark_text(align="left", dx=7, dy=-7, fontSize=10).encode(x=x, y=y, text="gpu:N")
     return alt.layer(line, points, labels, data=alt.NamedData(name=DATASET)).properties(height=380)
 
 

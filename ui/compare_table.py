@@ -55,15 +55,21 @@ def would_need(fits: bool | None, fewest: int | None) -> str:
     return f"{fewest:,} GPUs"
 
 
+def with_wall_clock(rows: pl.DataFrame) -> pl.DataFrame:
+    """Add `wall_clock`: `wall_clock_h` as text in the unit that reads best ("20 min", "3.2 days")."""
+    return rows.with_columns(
+        pl.Series("wall_clock", [fmt.hours(h) for h in rows["wall_clock_h"]], dtype=pl.String)
+    )
+
+
 def table_frame(rows: pl.DataFrame) -> pl.DataFrame:
     """The shown columns, in TABLE_COLUMNS order, with the text columns the table adds."""
-    added = rows.with_columns(
+    added = with_wall_clock(rows).with_columns(
         pl.Series(
             "would_need",
             [would_need(f, n) for f, n in zip(rows["fits_vram"], rows["min_gpus_to_fit"], strict=True)],
             dtype=pl.String,
-        ),
-        pl.Series("wall_clock", [fmt.hours(h) for h in rows["wall_clock_h"]], dtype=pl.String),
+        )
     )
     return added.select([name for name in TABLE_COLUMNS if name in added.columns])
 

@@ -14,7 +14,9 @@ import streamlit as st
 from planner import COMPARE_MAX_GPUS
 from ui import format as fmt
 
-GREY = "color: #9e9e9e"
+# Streamlit 1.67's grid applies a Styler's text colour to the pinned column only; the grey background reaches
+# every cell (checked in chromium), so rows that do not fit get both.
+GREY = "color: #9e9e9e; background-color: rgba(128, 128, 128, 0.12)"
 TABLE_COLUMNS: dict[str, Any] = {
     "gpu": st.column_config.TextColumn("GPU", pinned=True),
     "vendor": st.column_config.TextColumn("Vendor"),

@@ -9,7 +9,9 @@ from ui.sidebar import render_sidebar
 from ui.state import init_state, show_notices, sync_query_params
 from ui.team_data import render_data_uploads
 
-st.set_page_config(page_title="Training Run Planner", page_icon=":material/model_training:", layout="wide")
+# An emoji icon: Streamlit draws it as an inline SVG (a data: URL). A ":material/...:" page icon would make every
+# page fetch the favicon from fonts.gstatic.com, which fails offline (tests/e2e/test_offline.py).
+st.set_page_config(page_title="Training Run Planner", page_icon="🧮", layout="wide")
 init_state()
 
 PAGES = {

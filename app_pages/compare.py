@@ -17,7 +17,7 @@ from planner import (
     safe_csv,
     sort_rows,
 )
-from ui import compare_charts
+from ui import compare_charts, compare_table
 from ui import format as fmt
 from ui.blocks import assumptions
 from ui.data import catalogs
@@ -25,29 +25,6 @@ from ui.methods_link import methods_link
 from ui.state import scenario
 
 OVERRIDE_LABELS = {"usd_per_gpu_hour": "price quote", "peak_tflops": "peak TFLOP/s", "vram_gib": "VRAM"}
-TABLE_COLUMNS = {
-    "gpu": st.column_config.TextColumn("GPU", pinned=True),
-    "vendor": st.column_config.TextColumn("Vendor"),
-    "is_scenario_gpu": st.column_config.CheckboxColumn("Your GPU"),
-    "fits_vram": st.column_config.CheckboxColumn("Fits"),
-    "min_gpus_to_fit": st.column_config.NumberColumn("Fewest GPUs that fit", format="%d"),
-    "memory_gib": st.column_config.NumberColumn("Memory (GiB)", format="%.1f"),
-    "peak_gib_per_device": st.column_config.NumberColumn("Peak use (GiB)", format="%.1f"),
-    "wall_clock_h": st.column_config.NumberColumn("Wall clock (h)", format="%.2f"),
-    "device_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
-    "cost_usd": st.column_config.NumberColumn("Cost (USD)", format="$%.2f"),
-    "cost_usd_low": st.column_config.NumberColumn("Cost low", format="$%.2f"),
-    "cost_usd_high": st.column_config.NumberColumn("Cost high", format="$%.2f"),
-    "usd_per_million_tokens": st.column_config.NumberColumn("$ per M tokens", format="$%.3f"),
-    "energy_kwh": st.column_config.NumberColumn("Energy (kWh)", format="%.1f"),
-    "co2e_kg": st.column_config.NumberColumn("CO2e (kg)", format="%.1f"),
-    "on_frontier": st.column_config.CheckboxColumn("Pareto"),
-    "usd_per_gpu_hour": st.column_config.NumberColumn("$/GPU-h", format="$%.2f"),
-    "price_snapshot": st.column_config.TextColumn("Price snapshot"),
-    "price_basis": st.column_config.TextColumn("Price source"),
-    "status": st.column_config.TextColumn("Notes"),
-    "origin": st.column_config.TextColumn("Data"),
-}
 
 st.title("Compare GPUs")
 s = scenario()
@@ -81,10 +58,9 @@ fitting_only = flags_col.checkbox("Only GPUs that fit", key="compare.fitting_onl
 
 shown = filter_rows(everything, vendors, min_memory, priced_only, fitting_only)
 shown = sort_rows(pareto_frontier(shown, among="fits_vram"), metric)
-visible = [name for name in TABLE_COLUMNS if name in shown.columns]
 st.dataframe(
-    shown.select(visible).to_arrow(),
-    column_config=TABLE_COLUMNS,
+    compare_table.styled(compare_table.table_frame(shown)),
+    column_config=compare_table.TABLE_COLUMNS,
     hide_index=True,
     width="stretch",
     key="compare.table",
@@ -98,7 +74,11 @@ st.download_button(
     on_click="ignore",
     icon=":material/download:",
 )
-st.caption(f"{shown.height} of {everything.height} GPUs shown.")
+n_fit = int(shown["fits_vram"].fill_null(False).sum())
+st.caption(
+    f"{shown.height} of {everything.height} GPUs shown; the {n_fit} that fit at {s.n_gpus} GPUs come first, "
+    "the others are greyed with the number of GPUs they would need."
+)
 
 st.subheader("Cost against wall clock")
 plotted = shown.filter(pl.col("wall_clock_h").is_not_null() & pl.col("cost_usd").is_not_null())
@@ -131,32 +111,17 @@ for column, name in zip(st.columns(max(len(picked), 1)), picked, strict=False):
             f"{row['vendor']} · {fmt.gib(row['memory_gib'], 1)}"
             + (f" · {row['status']}" if row["status"] else "")
         )
-        fits = {True: "fits", False: "does not fit", None: "unknown"}[row["fits_vram"]]
-        st.metric(
-            "Memory at this count",
-            fits,
-            f"peak {fmt.gib(row['peak_gib_per_device'], 1)}",
-            delta_color="off",
-            delta_arrow="off",
-        )
+        fits = {True: "yes", False: "no", None: "unknown"}[row["fits_vram"]]
+        st.metric("Fits at this count", fits)
+        st.caption(f"Peak use {fmt.gib(row['peak_gib_per_device'], 1)} per GPU")
         st.metric("Fewest GPUs that fit", fmt.count(row["min_gpus_to_fit"]))
         st.metric("Wall clock", fmt.hours(row["wall_clock_h"]))
         st.metric("GPU-hours", fmt.count(row["device_hours"], 1))
-        st.metric(
-            "Cost",
-            fmt.usd(row["cost_usd"]),
-            f"range {fmt.band(row['cost_usd_low'], row['cost_usd_high'])}",
-            delta_color="off",
-            delta_arrow="off",
-        )
+        st.metric("Cost", fmt.usd(row["cost_usd"]))
+        st.caption(f"Range {fmt.band(row['cost_usd_low'], row['cost_usd_high'])}")
         st.metric("Per million tokens", fmt.usd(row["usd_per_million_tokens"]))
-        st.metric(
-            "Energy",
-            f"{fmt.count(row['energy_kwh'], 1)} kWh",
-            f"{fmt.count(row['co2e_kg'], 1)} kg CO2e",
-            delta_color="off",
-            delta_arrow="off",
-        )
+        st.metric("Energy", f"{fmt.count(row['energy_kwh'], 1)} kWh")
+        st.caption(f"{fmt.count(row['co2e_kg'], 1)} kg CO2e")
         st.caption(f"Price: {row['price_basis']}")
 
 assumptions(

@@ -24,6 +24,7 @@ from planner import SearchSpace as Space
 from ui import format as fmt
 from ui import search_charts
 from ui.blocks import assumptions
+from ui.compare_table import with_wall_clock
 from ui.data import catalogs
 from ui.state import scenario, set_scenario
 
@@ -46,7 +47,8 @@ TABLE_COLUMNS = {
     "recompute": st.column_config.TextColumn("Recompute"),
     "micro_batch": st.column_config.NumberColumn("Micro-batch", format="%d"),
     "grad_accum": st.column_config.NumberColumn("Accumulation", format="%d"),
-    "wall_clock_h": st.column_config.NumberColumn("Wall clock (h)", format="%.2f"),
+    "wall_clock": st.column_config.TextColumn("Wall clock"),
+    "wall_clock_h": None,  # in the data (sorting, tests); shown as the text column above
     "cost_usd": st.column_config.NumberColumn("Cost (USD)", format="$%.2f"),
     "energy_kwh": st.column_config.NumberColumn("Energy (kWh)", format="%.1f"),
     "co2e_kg": st.column_config.NumberColumn("CO2e (kg)", format="%.1f"),
@@ -167,9 +169,10 @@ if not result.top.height:
     st.stop()
 
 st.subheader("Best configurations")
-shown = [name for name in TABLE_COLUMNS if name in result.top.columns]
+top = with_wall_clock(result.top)
+shown = [name for name in TABLE_COLUMNS if name in top.columns]
 st.dataframe(
-    result.top.select(shown),
+    top.select(shown),
     column_config=TABLE_COLUMNS,
     hide_index=True,
     width="stretch",
@@ -215,7 +218,7 @@ if result.frontier.height:
     )
     with st.expander("Frontier table"):
         st.dataframe(
-            result.frontier.select(shown).drop("rank"),
+            with_wall_clock(result.frontier).select(shown).drop("rank"),
             column_config=TABLE_COLUMNS,
             hide_index=True,
             width="stretch",

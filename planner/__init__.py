@@ -30,6 +30,7 @@ from planner.catalogue.catalog_overlay import TEAM_FILES
 from planner.catalogue.catalog_tables import MAX_SNAPSHOT_ID_CHARS, SNAPSHOT_ID
 from planner.catalogue.models import preset_names
 from planner.catalogue.paths import bundle_dir, bundled_data_dir
+from planner.decide.compare import MAX_GPUS as COMPARE_MAX_GPUS
 from planner.decide.compare import (
     OVERRIDE_FIELDS,
     SORT_METRICS,
@@ -61,7 +62,7 @@ from planner.formulas.cost import EXPERIMENTS_MULTIPLIER_GUIDANCE
 from planner.formulas.energy import GPU_UTIL_EXPLANATION, PUE_EXPLANATION
 from planner.inputs.errors import scenario_error
 from planner.inputs.query import PAGE_PARAMETERS, drop_unknown_names, scenario_from_query, scenario_to_query
-from planner.inputs.safe_csv import safe_csv
+from planner.inputs.safe_csv import csv_number, safe_csv
 from planner.inputs.scenario import CUSTOM_MODEL, Scenario
 from planner.inputs.scenario_io import MAX_CSV_BYTES, ScenarioImport
 from planner.inputs.scenario_set import (
@@ -112,6 +113,7 @@ __all__ = [  # noqa: RUF022 (grouped by part of the pipeline, the core first, no
     "scenario_from_query",
     "scenario_to_query",
     "safe_csv",
+    "csv_number",
     "MAX_CSV_BYTES",
     "ScenarioImport",
     "MAX_NAME_CHARS",
@@ -152,6 +154,7 @@ __all__ = [  # noqa: RUF022 (grouped by part of the pipeline, the core first, no
     "bundled_data_dir",
     # Decisions and views over evaluated rows.
     "OVERRIDE_FIELDS",
+    "COMPARE_MAX_GPUS",
     "SORT_METRICS",
     "filter_rows",
     "pareto_frontier",

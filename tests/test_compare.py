@@ -222,12 +222,55 @@ def test_filters_and_sorting() -> None:
     priced = filter_rows(frame, priced_only=True)
     assert priced["cost_usd"].null_count() == 0 and priced.height < frame.height
     assert filter_rows(frame, fitting_only=True)["fits_vram"].all()
-    cheapest = sort_rows(frame, "Cost")
+    fitting = filter_rows(frame, fitting_only=True)
+    cheapest = sort_rows(fitting, "Cost")
     costs = cheapest["cost_usd"].drop_nulls().to_list()
     assert costs == sorted(costs) and cheapest["cost_usd"][-1] is None  # unpriced rows go last
-    biggest = sort_rows(frame, "Memory per GPU")["memory_gib"].to_list()
+    biggest = sort_rows(fitting, "Memory per GPU")["memory_gib"].to_list()
     assert biggest == sorted(biggest, reverse=True)
     assert all(column in frame.columns for column, _ in SORT_METRICS.values())
+
+
+# 70B full fine-tune on 8 GPUs: the small cards do not fit, the big ones do.
+MIXED_FIT = Scenario(model="Llama 3.1 70B", n_gpus=8, zero_stage=3)
+
+
+def _in_metric_order(values: list[Any], descending: bool) -> bool:
+    present = [v for v in values if v is not None]
+    return present == sorted(present, reverse=descending) and values[len(present) :] == [None] * (
+        len(values) - len(present)
+    )
+
+
+@pytest.mark.parametrize("metric", list(SORT_METRICS))
+def test_gpus_that_fit_come_first_under_every_sort(metric: str) -> None:
+    frame = compare_gpus(MIXED_FIT, default_catalogs())
+    fits = frame["fits_vram"].fill_null(False)
+    assert 0 < fits.sum() < frame.height, "the scenario should mix GPUs that fit and GPUs that do not"
+    ordered = sort_rows(frame, metric)
+    flags = ordered["fits_vram"].fill_null(False).to_list()
+    n_fit = int(fits.sum())
+    assert flags == [True] * n_fit + [False] * (frame.height - n_fit)
+    column, descending = SORT_METRICS[metric]
+    assert _in_metric_order(ordered[column][:n_fit].to_list(), descending), "fitting GPUs in metric order"
+    assert _in_metric_order(ordered[column][n_fit:].to_list(), descending), "the others in metric order too"
+
+
+def test_sort_toy_case_puts_a_cheap_gpu_that_does_not_fit_after_the_dear_ones_that_do() -> None:
+    frame = pl.DataFrame(
+        {
+            "gpu": ["cheap-small", "dear-big", "mid-big", "unknown", "unpriced-big"],
+            "fits_vram": [False, True, True, None, True],
+            "cost_usd": [1.0, 9.0, 5.0, 0.5, None],
+        }
+    )
+    assert sort_rows(frame, "Cost")["gpu"].to_list() == [
+        "mid-big",
+        "dear-big",
+        "unpriced-big",
+        "unknown",
+        "cheap-small",
+    ]
 
 
 def test_pareto_toy_case() -> None:
@@ -302,8 +345,13 @@ def test_cli_json_is_the_comparison_with_quotes_for_the_scenario_gpu_only(tmp_pa
     assert (
         by_gpu["A100 80GB SXM"]["usd_per_gpu_hour"] == 1.0 and by_gpu["H100 SXM"]["usd_per_gpu_hour"] != 1.0
     )
-    times = [row["wall_clock_h"] for row in rows if row["wall_clock_h"] is not None]
-    assert times == sorted(times)
+    for fits in (True, False):  # GPUs that fit first, each group by wall clock
+        times = [
+            r["wall_clock_h"] for r in rows if r["wall_clock_h"] is not None and bool(r["fits_vram"]) == fits
+        ]
+        assert times == sorted(times)
+    flags = [bool(row["fits_vram"]) for row in rows]
+    assert flags == sorted(flags, reverse=True)
     assert {"on_frontier", "co2e_kg", "price_snapshot", "origin"} <= set(rows[0])
 
 
@@ -313,6 +361,8 @@ def test_cli_csv_and_table_apply_the_filters() -> None:
     records = list(csv.DictReader(io.StringIO(done.stdout)))
     assert records and {r["vendor"] for r in records} == {"AMD"}
     assert all(float(r["memory_gib"]) >= 100 for r in records)
+    numbers = [r[k] for r in records for k in ("cost_usd", "wall_clock_h", "energy_kwh") if r[k]]
+    assert numbers and all(len(n.lstrip("-").replace(".", "").lstrip("0")) <= 4 for n in numbers), numbers
     table = run_cli("--priced-only", "--epochs", "1")
     assert table.returncode == 0, table.stderr
     header, *lines = table.stdout.splitlines()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 
 import polars as pl
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from planner.catalogue.catalog import default_catalogs
 from planner.decide.compare import compare_gpus, pareto_frontier
 from planner.inputs.scenario import Scenario
-from ui import compare_charts
+from ui import compare_charts, compare_table
 from ui import format as fmt
 
 PAGE = "app_pages/compare.py"
@@ -66,12 +67,40 @@ def test_filters_narrow_the_rows(compare):
 
 
 def test_sorting_by_the_chosen_metric(compare):
-    compare.selectbox(key="compare.sort").set_value("Wall clock").run()
-    hours = table(compare)["wall_clock_h"].drop_nulls().to_list()
-    assert hours == sorted(hours)
-    compare.selectbox(key="compare.sort").set_value("Memory per GPU").run()
-    memory = table(compare)["memory_gib"].to_list()
-    assert memory == sorted(memory, reverse=True)
+    for metric, column, descending in (
+        ("Wall clock", "wall_clock_h", False),
+        ("Memory per GPU", "memory_gib", True),
+    ):
+        compare.selectbox(key="compare.sort").set_value(metric).run()
+        rows = table(compare)
+        fits = rows["fits_vram"].fill_null(False).to_list()
+        assert fits == sorted(fits, reverse=True), "GPUs that fit come first"
+        for group in (True, False):
+            values = rows.filter(pl.col("fits_vram").fill_null(False) == group)[column].drop_nulls().to_list()
+            assert values == sorted(values, reverse=descending)
+
+
+def test_gpus_that_do_not_fit_are_greyed_and_say_what_they_would_need(app):
+    app.sidebar.selectbox(key="w.gpu").set_value("H100 SXM").run()
+    app.switch_page(PAGE).run()
+    assert not app.exception
+    rows = table(app)
+    assert rows["fits_vram"].any(), "the default plan fits on some GPUs"
+    for row in rows.iter_rows(named=True):
+        fewest = row["min_gpus_to_fit"]  # pandas turns the nullable integers into floats
+        fewest = None if fewest is None or math.isnan(fewest) else int(fewest)
+        assert row["would_need"] == compare_table.would_need(row["fits_vram"], fewest)
+        assert (row["would_need"] == "") == bool(row["fits_vram"])
+    styles = app.dataframe[0].proto.arrow_data.styler.styles
+    assert compare_table.GREY in styles or rows["fits_vram"].all()
+
+
+@pytest.mark.parametrize(
+    ("fits", "fewest", "text"),
+    [(True, 8, ""), (False, 16, "16 GPUs"), (False, None, "more than 4,096 GPUs"), (None, None, "unknown")],
+)
+def test_would_need(fits, fewest, text):
+    assert compare_table.would_need(fits, fewest) == text
 
 
 def test_download_holds_the_filtered_table(compare, monkeypatch):
@@ -94,6 +123,14 @@ def test_download_holds_the_filtered_table(compare, monkeypatch):
     assert set(downloaded["vendor"]) == {"Google"}
     assert downloaded.height == table(compare).height
     assert {"cost_usd", "min_gpus_to_fit", "on_frontier"} <= set(downloaded.columns)
+    text = (data if isinstance(data, bytes) else data.encode()).decode()
+    floats = [c for line in text.splitlines()[1:] for c in line.split(",") if "." in c or "e" in c]
+    assert floats and all(significant_digits(c) <= 4 for c in floats if c[:1].isdigit()), text[:500]
+
+
+def significant_digits(cell: str) -> int:
+    mantissa = cell.lower().split("e")[0].lstrip("-").replace(".", "")
+    return len(mantissa.strip("0")) if "." in cell or "e" in cell.lower() else len(mantissa.lstrip("0"))
 
 
 @pytest.mark.parametrize("gpu", ["H100 SXM", "A100 80GB SXM"])

@@ -14,6 +14,8 @@ from typing import Any
 import altair as alt
 import polars as pl
 
+from ui import format as fmt
+
 FIT_LABELS = {True: "fits", False: "does not fit", None: "unknown"}
 FIT_COLOURS = alt.Scale(domain=["fits", "does not fit", "unknown"], range=["#1f77b4", "#d62728", "#7f7f7f"])
 FRONTIER_LABELS = {True: "on the frontier", False: "off the frontier"}
@@ -22,6 +24,7 @@ DATA_COLUMNS = (
     "gpu",
     "vendor",
     "wall_clock_h",
+    "wall_clock",
     "cost_usd",
     "min_gpus_to_fit",
     "fit",
@@ -37,6 +40,7 @@ def cost_vs_time_data(frame: pl.DataFrame) -> pl.DataFrame:
         .replace_strict(FIT_LABELS, default="unknown", return_dtype=pl.String)
         .alias("fit"),
         pl.col("on_frontier").replace_strict(FRONTIER_LABELS, return_dtype=pl.String).alias("frontier"),
+        pl.Series("wall_clock", [fmt.hours(h) for h in frame["wall_clock_h"]], dtype=pl.String),
     ).select(DATA_COLUMNS)
 
 
@@ -64,7 +68,7 @@ def cost_vs_time_chart(log_axes: bool = True) -> alt.LayerChart:
             tooltip=[
                 alt.Tooltip("gpu:N", title="GPU"),
                 alt.Tooltip("vendor:N", title="Vendor"),
-                alt.Tooltip("wall_clock_h:Q", title="Wall clock (h)", format=",.2f"),
+                alt.Tooltip("wall_clock:N", title="Wall clock"),
                 alt.Tooltip("cost_usd:Q", title="Cost (USD)", format="$,.2f"),
                 alt.Tooltip("fit:N", title="Fits"),
                 alt.Tooltip("min_gpus_to_fit:Q", title="Fewest GPUs that fit"),

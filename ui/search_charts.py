@@ -6,10 +6,11 @@ import altair as alt
 import polars as pl
 
 from planner import label
+from ui import format as fmt
 
 TOOLTIP = [
     alt.Tooltip("label:N", title="Configuration"),
-    alt.Tooltip("wall_clock_h:Q", title="Wall clock (h)", format=",.2f"),
+    alt.Tooltip("wall_clock:N", title="Wall clock"),
     alt.Tooltip("cost_usd:Q", title="Cost (USD)", format="$,.2f"),
     alt.Tooltip("peak_gib_per_device:Q", title="Peak GiB per GPU", format=",.1f"),
 ]
@@ -18,7 +19,9 @@ TOOLTIP = [
 def _with_labels(frame: pl.DataFrame, role: str) -> pl.DataFrame:
     labels = [label(row) for row in frame.iter_rows(named=True)]
     return frame.select("gpu", "wall_clock_h", "cost_usd", "peak_gib_per_device").with_columns(
-        pl.Series("label", labels, pl.String), pl.lit(role).alias("role")
+        pl.Series("label", labels, pl.String),
+        pl.lit(role).alias("role"),
+        pl.Series("wall_clock", [fmt.hours(h) for h in frame["wall_clock_h"]], pl.String),
     )
 
 

@@ -48,16 +48,16 @@ def describe_for_cli(error: PlannerError, args: argparse.Namespace | None) -> st
 
 
 def render_records(rows: list[dict[str, Any]], fmt: str, *, single: bool = False) -> str:
-    """Print rows as aligned text, JSON (one object for a single row) or CSV."""
+    """Print rows as aligned text, JSON (one object for a single row, full precision) or CSV (4 s.f.)."""
     if fmt == "json":
         return json.dumps(rows[0] if single else rows, indent=2, allow_nan=False, default=str)
     if fmt == "csv":
-        from planner.inputs.safe_csv import neutralise_cell
+        from planner.inputs.safe_csv import csv_cell
 
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else [], lineterminator="\n")
         writer.writeheader()
-        writer.writerows([{k: neutralise_cell(_flat_cell(v)) for k, v in row.items()} for row in rows])
+        writer.writerows([{k: csv_cell(_flat_cell(v)) for k, v in row.items()} for row in rows])
         return buffer.getvalue().rstrip("\n")
     return _table(rows, single)
 

@@ -214,9 +214,16 @@ def filter_rows(
 
 
 def sort_rows(frame: pl.DataFrame, metric: str) -> pl.DataFrame:
-    """Order by a SORT_METRICS label; rows without the figure go last."""
+    """Order by a SORT_METRICS label, GPUs that fit first under every metric.
+
+    A GPU that does not fit at this count cannot run the plan, however cheap or fast its figures look, so the
+    rows that fit come first, each group ordered by the metric; rows without the figure go last in their group.
+    """
     column, descending = SORT_METRICS[metric]
-    return frame.sort(column, descending=descending, nulls_last=True, maintain_order=True)
+    fits = pl.col("fits_vram").fill_null(False)
+    return frame.sort(
+        [fits, pl.col(column)], descending=[True, descending], nulls_last=True, maintain_order=True
+    )
 
 
 def pareto_frontier(

@@ -5,7 +5,8 @@ File format (UTF-8, comma separated, header on the first row):
   (`RESULT_COLUMNS`, ignored on read). This module only writes the results it is given: computing them runs the
   pipeline, which the inputs package does not import (`planner.decide.scenario_results` composes the two).
 - Empty cell = `None` for optional inputs (`params_b`, `mfu`, ...), the empty string for text inputs.
-  Booleans are `true`/`false`, floats use Python's shortest round-trip form, `model_shape` is JSON text.
+  Booleans are `true`/`false`, input floats use Python's shortest round-trip form (exact on read), result
+  floats four significant figures (`planner.inputs.safe_csv.csv_number`), `model_shape` is JSON text.
 - Every cell goes through `planner.inputs.safe_csv.neutralise_cell` so a spreadsheet never runs it as a formula. To keep
   the round trip exact, a value that already *looks* neutralised (quotes then a formula character) gets one
   more quote, and the reader removes exactly one quote from such cells (`guard_cell` / `unguard_cell`).
@@ -37,7 +38,7 @@ from pydantic import BaseModel, ValidationError
 
 from planner.errors import PlannerError
 from planner.inputs.errors import scenario_error
-from planner.inputs.safe_csv import FORMULA_PREFIXES, neutralise_cell
+from planner.inputs.safe_csv import FORMULA_PREFIXES, csv_number, neutralise_cell
 from planner.inputs.scenario import Scenario
 from planner.inputs.scenario_set import MAX_SAVED, name_problem
 
@@ -142,7 +143,7 @@ def _result_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return f"{value:.6g}"  # results are recomputed on read; six digits are for people
+        return csv_number(value)  # results are recomputed on read; four significant figures are for people
     return str(value)
 
 

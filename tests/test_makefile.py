@@ -1,0 +1,74 @@
+"""The Makefile: `make run` installs the runtime dependencies only, `make test` adds the test extras, and
+neither installs again what the other already did.
+
+The real Makefile runs in a temporary folder beside a copy of pyproject.toml, with `.venv/bin/python`, `ruff` and
+`mypy` replaced by a stub that logs its arguments and succeeds, so the test sees every command make runs without
+installing or serving anything.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+STUB = '#!/bin/sh\necho "$(basename "$0") $*" >> "$(dirname "$0")/../../calls.log"\n'
+RUNTIME_INSTALL = "python -m pip install --quiet -e ."
+TEST_INSTALL = "python -m pip install --quiet -e .[test]"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    bin_dir = tmp_path / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    for tool in ("python", "ruff", "mypy"):
+        (bin_dir / tool).write_text(STUB)
+        (bin_dir / tool).chmod(0o755)
+    return tmp_path
+
+
+def make(project: Path, *args: str) -> list[str]:
+    """Run make; the commands the stubs saw during this run."""
+    log = project / "calls.log"
+    log.unlink(missing_ok=True)
+    done = subprocess.run(["make", *args], cwd=project, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_run_installs_the_runtime_only_and_serves_on_the_chosen_port(project: Path) -> None:
+    calls = make(project, "run", "PORT=8600")
+    assert calls[0] == RUNTIME_INSTALL
+    assert not any("[test]" in call for call in calls)
+    assert calls[-1] == "python -m streamlit run app.py --server.address=127.0.0.1 --server.port=8600"
+
+
+def test_test_after_run_adds_only_the_test_extras(project: Path) -> None:
+    make(project, "run")
+    calls = make(project, "test")
+    assert RUNTIME_INSTALL not in calls and calls[0] == TEST_INSTALL
+    assert calls[1:] == ["ruff check .", "ruff format --check .", "mypy planner", "python -m pytest"]
+
+
+def test_run_after_test_installs_nothing(project: Path) -> None:
+    first = make(project, "test")
+    assert first[:2] == [RUNTIME_INSTALL, TEST_INSTALL]
+    assert [call for call in make(project, "run") if "pip" in call] == []
+    assert [call for call in make(project, "test") if "pip" in call] == []
+
+
+def test_a_changed_pyproject_installs_again(project: Path) -> None:
+    make(project, "test")
+    with (project / "pyproject.toml").open("a") as toml:
+        toml.write("\n# a new pin\n")
+    assert make(project, "run")[0] == RUNTIME_INSTALL
+    stamps = sorted(p.name for p in (project / ".venv").glob(".installed-*"))
+    assert len(stamps) == 1 and stamps[0].startswith(".installed-run-"), "old stamps are removed"
+    assert make(project, "test")[0] == TEST_INSTALL

@@ -1,0 +1,85 @@
+"""The Compare GPUs table: its columns, the "would need" note and the grey rows of GPUs that do not fit.
+
+`planner.sort_rows` already puts the GPUs that fit first under every sort; here the others are greyed and say how
+many GPUs of their type the run would need (`min_gpus_to_fit`, searched up to `planner.COMPARE_MAX_GPUS`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import streamlit as st
+
+from planner import COMPARE_MAX_GPUS
+from ui import format as fmt
+
+# Streamlit 1.67's grid applies a Styler's text colour to the pinned column only; the grey background reaches
+# every cell (checked in chromium), so rows that do not fit get both.
+GREY = "color: #9e9e9e; background-color: rgba(128, 128, 128, 0.12)"
+TABLE_COLUMNS: dict[str, Any] = {
+    "gpu": st.column_config.TextColumn("GPU", pinned=True),
+    "vendor": st.column_config.TextColumn("Vendor"),
+    "is_scenario_gpu": st.column_config.CheckboxColumn("Your GPU"),
+    "fits_vram": st.column_config.CheckboxColumn("Fits"),
+    "would_need": st.column_config.TextColumn(
+        "Would need", help="For a GPU that does not fit at this count: the fewest GPUs of its type that fit."
+    ),
+    "min_gpus_to_fit": st.column_config.NumberColumn("Fewest GPUs that fit", format="%d"),
+    "memory_gib": st.column_config.NumberColumn("Memory (GiB)", format="%.1f"),
+    "peak_gib_per_device": st.column_config.NumberColumn("Peak use (GiB)", format="%.1f"),
+    "wall_clock": st.column_config.TextColumn("Wall clock"),
+    "wall_clock_h": None,  # kept in the data (tests, sorting); shown as the text column above
+    "device_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
+    "cost_usd": st.column_config.NumberColumn("Cost (USD)", format="$%.2f"),
+    "cost_usd_low": st.column_config.NumberColumn("Cost low", format="$%.2f"),
+    "cost_usd_high": st.column_config.NumberColumn("Cost high", format="$%.2f"),
+    "usd_per_million_tokens": st.column_config.NumberColumn("$ per M tokens", format="$%.3f"),
+    "energy_kwh": st.column_config.NumberColumn("Energy (kWh)", format="%.1f"),
+    "co2e_kg": st.column_config.NumberColumn("CO2e (kg)", format="%.1f"),
+    "on_frontier": st.column_config.CheckboxColumn("Pareto"),
+    "usd_per_gpu_hour": st.column_config.NumberColumn("$/GPU-h", format="$%.2f"),
+    "price_snapshot": st.column_config.TextColumn("Price snapshot"),
+    "price_basis": st.column_config.TextColumn("Price source"),
+    "status": st.column_config.TextColumn("Notes"),
+    "origin": st.column_config.TextColumn("Data"),
+}
+
+
+def would_need(fits: bool | None, fewest: int | None) -> str:
+    """What a GPU needs to run the plan: nothing ("") when it fits at this count, else the fewest that fit."""
+    if fits:
+        return ""
+    if fits is None:
+        return "unknown"
+    if fewest is None:
+        return f"more than {COMPARE_MAX_GPUS:,} GPUs"
+    return f"{fewest:,} GPUs"
+
+
+def with_wall_clock(rows: pl.DataFrame) -> pl.DataFrame:
+    """Add `wall_clock`: `wall_clock_h` as text in the unit that reads best ("20 min", "3.2 days")."""
+    return rows.with_columns(
+        pl.Series("wall_clock", [fmt.hours(h) for h in rows["wall_clock_h"]], dtype=pl.String)
+    )
+
+
+def table_frame(rows: pl.DataFrame) -> pl.DataFrame:
+    """The shown columns, in TABLE_COLUMNS order, with the text columns the table adds."""
+    added = with_wall_clock(rows).with_columns(
+        pl.Series(
+            "would_need",
+            [would_need(f, n) for f, n in zip(rows["fits_vram"], rows["min_gpus_to_fit"], strict=True)],
+            dtype=pl.String,
+        )
+    )
+    return added.select([name for name in TABLE_COLUMNS if name in added.columns])
+
+
+def styled(frame: pl.DataFrame) -> Any:
+    """A pandas Styler that greys every cell of the rows that do not fit at this GPU count."""
+    return frame.to_pandas().style.apply(_grey_unless_fits, axis=1)
+
+
+def _grey_unless_fits(row: Any) -> list[str]:
+    return [GREY if row["fits_vram"] is not True else ""] * len(row)

@@ -163,3 +163,14 @@ def test_memory_page_lists_the_same_fixes(app):
     shown = [b for b in app.button if b.key and b.key.startswith("fix.memory.")]
     assert len(shown) == len(expected)
     assert any(expected[0].label in m.value for m in app.markdown)
+
+
+def test_a_combination_fits_where_no_single_recipe_change_does():
+    # 8B LoRA on one RTX 4090 at 4,096 tokens: 45.4 GiB; the follow-the-data sequence alone leaves 25.6 GiB
+    s = Scenario(model="Llama 3.1 8B", method="lora", gpu="RTX 4090", n_gpus=1, seq_len=4096)
+    fixes = suggest_fixes(resolve(s, CATS), CATS)
+    recipe_only = [fix for fix in fixes if not {"gpu", "n_gpus", "method"} & set(fix.change)]
+    assert not any(fix.fits for fix in recipe_only if not fix.label.startswith("Together"))
+    together = [fix for fix in recipe_only if fix.label.startswith("Together") and fix.fits]
+    assert together and not any(fix.affects_quality for fix in together)
+    assert fixes[0] in together  # it costs less than a bigger GPU

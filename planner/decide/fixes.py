@@ -150,10 +150,38 @@ def _hardware_fixes(resolved: Resolved, cats: Catalogs, peak_gib: float) -> Iter
         yield (change, f"{name} ({memory_gib:,.0f} GiB)", "a bigger GPU at its own price", False)
 
 
+# The memory savers that leave the trained model as it is, in the order they cost time (least first); the two
+# combinations stop at op-level and at full recompute, for a plan that no single change makes fit.
+COMBINED_RECOMPUTE = ("selective_op", "full")
+
+
+def _combined_fixes(resolved: Resolved, single: list[Candidate]) -> Iterator[Candidate]:
+    s = resolved.scenario
+    free = [c for c in single if not c[3] and _is_saver(c)]
+    for mode in COMBINED_RECOMPUTE:
+        if RECOMPUTE_ORDER.index(s.recompute) > RECOMPUTE_ORDER.index(mode):
+            continue
+        parts = [c for c in free if "recompute" not in c[0]]
+        if s.recompute != mode:
+            parts += [c for c in single if c[0] == {"recompute": mode}]
+        if len(parts) >= 2:
+            change = {key: value for part in parts for key, value in part[0].items()}
+            words = ", ".join(part[1][0].lower() + part[1][1:] for part in parts)
+            yield (change, f"Together: {words}", "each part's cost adds up", False)
+
+
+def _is_saver(candidate: Candidate) -> bool:
+    """Sequences that follow the data, micro-batch 1, the chunked loss: memory back at little time."""
+    change = candidate[0]
+    follows_data = "seq_len" in change and change["seq_len"] is None
+    return follows_data or set(change) <= {"micro_batch", "grad_accum", "fused_cross_entropy"}
+
+
 def candidates(resolved: Resolved, cats: Catalogs, peak_gib: float) -> list[Candidate]:
     """Every change worth trying for this plan (`peak_gib`: its peak per GPU now)."""
     s = resolved.scenario
-    found = [*_sequence_fixes(resolved), *_recipe_fixes(s), *_hardware_fixes(resolved, cats, peak_gib)]
+    single = [*_sequence_fixes(resolved), *_recipe_fixes(s)]
+    found = [*single, *_combined_fixes(resolved, single), *_hardware_fixes(resolved, cats, peak_gib)]
     return [c for c in found if any(getattr(s, key) != value for key, value in c[0].items())]
 
 

@@ -34,6 +34,7 @@ def render_fixes(resolved: Resolved, *, key: str, limit: int | None = None) -> N
         text, button = st.columns([5, 1], vertical_alignment="center")
         text.markdown(
             f"{icon} **{fix.label}**: {fmt.gib(fix.peak_gib)} per GPU, "
-            f"{'fits' if fix.fits else 'still too big'}; {fmt.hours(fix.wall_clock_h)}{cost}. {fix.note}.{quality}"
+            f"{'fits' if fix.fits else 'still too big'}; {fmt.hours(fix.wall_clock_h)}{cost}. "
+            f"{fix.note[:1].upper()}{fix.note[1:]}.{quality}"
         )
         button.button("Apply", key=f"fix.{key}.{index}", on_click=_apply, args=(fix.change, fix.label))

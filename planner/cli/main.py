@@ -86,7 +86,7 @@ def _estimate(args: argparse.Namespace) -> int:
         for fix in fixes[:TABLE_FIXES]:
             verdict = "fits" if fix.fits else "still too big"
             print(
-                f"  - {fix.label}: {fix.peak_gib:.2f} GiB per GPU, {verdict}, {fix.wall_clock_h:.3g} h. {fix.note}"
+                f"  - {fix.label}: {fix.peak_gib:.2f} GiB per GPU, {verdict}, {fix.wall_clock_h:.3g} h. {fix.note[:1].upper()}{fix.note[1:]}."
             )
         if len(fixes) > TABLE_FIXES:
             print(f"  ... {len(fixes) - TABLE_FIXES} more with --format json")

@@ -7,6 +7,7 @@ offered LoRA or a full fine-tune, a LoRA plan never a full fine-tune.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -156,12 +157,14 @@ COMBINED_RECOMPUTE = ("selective_op", "full")
 
 
 def _combined_fixes(resolved: Resolved, single: list[Candidate]) -> Iterator[Candidate]:
+    """The savers together, with op-level or full recompute; with and without the shorter sequences (a user
+    may need the long window), so each combination stands beside the sequence change alone."""
     s = resolved.scenario
     free = [c for c in single if not c[3] and _is_saver(c)]
-    for mode in COMBINED_RECOMPUTE:
+    for keep_length, mode in itertools.product((True, False), COMBINED_RECOMPUTE):
         if RECOMPUTE_ORDER.index(s.recompute) > RECOMPUTE_ORDER.index(mode):
             continue
-        parts = [c for c in free if "recompute" not in c[0]]
+        parts = [c for c in free if not (keep_length and "seq_len" in c[0])]
         if s.recompute != mode:
             parts += [c for c in single if c[0] == {"recompute": mode}]
         if len(parts) >= 2:
@@ -206,7 +209,13 @@ def suggest_fixes(resolved: Resolved, cats: Catalogs) -> list[Fix]:
     ]
     # a bigger GPU leaves the peak as it is and raises the limit instead
     useful = [fix for fix in fixes if "gpu" in fix.change or fix.peak_gib < base_peak - MIN_SAVING_GIB]
-    return sorted(useful, key=lambda fix: _rank(fix, base))
+    return sorted([fix for fix in useful if not _needless(fix, useful)], key=lambda fix: _rank(fix, base))
+
+
+def _needless(fix: Fix, fixes: list[Fix]) -> bool:
+    """A combination is needless when one of its parts already fits alone."""
+    items = fix.change.items()
+    return any(other is not fix and other.fits and other.change.items() < items for other in fixes)
 
 
 def _fix(candidate: Candidate, result: Estimate) -> Fix:

@@ -20,7 +20,14 @@ st.title("Compute")
 with st.expander("Data, efficiency and parallel layout", expanded=False):
     left, middle, right = st.columns(3)
     with left:
-        bound(st.number_input, "Sequence length (tokens)", "seq_len", min_value=16, step=512)
+        bound(
+            st.number_input,
+            "Sequence length (tokens)",
+            "seq_len",
+            min_value=16,
+            step=512,
+            placeholder="from tokens per example",
+        )
         bound(
             st.checkbox,
             "Pack examples into full sequences",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner import memory_components, memory_vs_micro_batch, suggest_fixes
+from planner import memory_components, memory_vs_micro_batch
 from ui import charts
 from ui import format as fmt
 from ui.blocks import (
@@ -15,8 +15,8 @@ from ui.blocks import (
     model_note,
     unavailable_notes,
 )
-from ui.data import catalogs
 from ui.estimate_cache import current_or_stop
+from ui.fixes_box import render_fixes
 from ui.methods_link import methods_link
 from ui.state import bound, scenario
 
@@ -87,7 +87,15 @@ with middle:
     )
     bound(st.number_input, "Micro-batch (sequences per GPU)", "micro_batch", min_value=1, step=1)
     bound(st.number_input, "Gradient accumulation steps", "grad_accum", min_value=1, step=1)
-    bound(st.number_input, "Sequence length (tokens)", "seq_len", min_value=16, step=512)
+    bound(
+        st.number_input,
+        "Sequence length (tokens)",
+        "seq_len",
+        min_value=16,
+        step=512,
+        placeholder="from tokens per example",
+        help="Leave empty to follow the data: packed, the smallest power of two holding one example (at least 512); padded, one example rounded up to a multiple of 64.",
+    )
 with right:
     bound(st.number_input, "Tensor parallel", "tp", min_value=1, step=1)
     bound(st.number_input, "Pipeline parallel", "pp", min_value=1, step=1)
@@ -114,8 +122,9 @@ model_note(est, bool(resolved.shape and resolved.shape.is_moe))
 s = resolved.scenario
 st.markdown(
     f"**Global batch** = {s.micro_batch} micro-batch × {s.grad_accum} accumulation × {s.dp} replicas "
-    f"× {s.seq_len:,} tokens = **{est.global_batch_tokens:,.0f} tokens**"
+    f"× {est.seq_len:,} tokens = **{est.global_batch_tokens:,.0f} tokens**"
 )
+st.caption(f"Sequence length {est.seq_len:,} tokens: {est.seq_len_rule}.")
 first, second, third = st.columns(3)
 with first:
     memory_metric(est)
@@ -141,12 +150,7 @@ unavailable_notes(est)
 
 if est.fits_vram is False:
     st.subheader("Ways to make it fit")
-    for fix in suggest_fixes(resolved, catalogs()):
-        icon = ":material/check_circle:" if fix.fits else ":material/cancel:"
-        st.markdown(
-            f"{icon} **{fix.label}**: {fmt.gib(fix.peak_gib)} per GPU, "
-            f"{'fits' if fix.fits else 'still too big'}. {fix.note}"
-        )
+    render_fixes(resolved, key="memory")
 
 st.subheader("Peak memory against micro-batch")
 curve = memory_vs_micro_batch(resolved)

@@ -34,6 +34,10 @@ def tokens() -> None:
   full sequences and nothing is wasted. Without it, every example starts a new sequence padded up to the
   sequence length (a longer one is split over several sequences), so 1,000-token examples in 4,096-token
   sequences cost 4.1 times their tokens. The mean example length is used, so varied lengths make this a floor.
+- **Sequence length**, unless you set one, follows the data. Packed: the smallest power of two that holds one
+  example, at least 512 tokens (packing fills every sequence anyway, so a longer window only costs attention and
+  activation memory). Padded: one example rounded up to a multiple of 64 tokens. Never above the model's
+  context length; longer examples are then split.
 - **Tokens per optimizer step** = micro-batch × gradient-accumulation steps × data-parallel replicas ×
   sequence length. Tensor-, pipeline- and context-parallel ranks work on the same sequences, so only the
   data-parallel degree multiplies. Steps = processed tokens ÷ tokens per step, rounded up.

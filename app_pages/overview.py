@@ -15,6 +15,7 @@ from ui.blocks import (
 )
 from ui.estimate_cache import current_or_stop
 from ui.export_box import render_export_box
+from ui.fixes_box import OVERVIEW_FIXES, render_fixes
 from ui.methods_link import methods_link
 from ui.team_data import origin_note
 
@@ -53,10 +54,19 @@ sixth.metric(
     delta_arrow="off",
 )
 
+if est.fits_vram is False:
+    with st.container(border=True):
+        st.markdown(
+            f"**Does not fit: {fmt.gib(est.peak_gib_per_device)} per GPU.** Ways to make it fit, best first:"
+        )
+        render_fixes(resolved, key="overview", limit=OVERVIEW_FIXES)
+        st.page_link("app_pages/memory.py", label="More on the Memory page", icon=":material/memory:")
+
 st.subheader("Breakdown")
 breakdown_table(
     [
         ("Training tokens", "examples × tokens per example × epochs", fmt.count(est.training_tokens)),
+        ("Sequence length", est.seq_len_rule, f"{est.seq_len:,} tokens"),
         ("Total FLOPs", resolved.flops_rule, fmt.sci(est.total_flops, "FLOP")),
         (
             "Per GPU, after utilisation",

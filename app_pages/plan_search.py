@@ -19,6 +19,7 @@ from planner import (
     scenario_for,
     search,
     target_batch_sequences,
+    with_sequence_length,
 )
 from planner import SearchSpace as Space
 from ui import format as fmt
@@ -70,7 +71,7 @@ except ValueError as err:
 st.caption(
     f"{base.model or 'Custom model'}, {base.method} training: every GPU type × GPU count × tensor and pipeline "
     f"parallelism × ZeRO stage × recompute × micro-batch, with gradient accumulation set so each step trains at "
-    f"least {target:,} sequences of {base.seq_len:,} tokens (the scenario's global batch)."
+    f"least {target:,} sequences of {with_sequence_length(base, cats).seq_len:,} tokens (the scenario's global batch)."
 )
 
 with st.form("search.form", border=True):

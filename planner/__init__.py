@@ -82,7 +82,7 @@ from planner.library.store import CONFLICT_TAG, ImportReport, PlanLibrary
 from planner.library.tables import MAX_AUTHOR_CHARS, MAX_TAG_CHARS
 from planner.model.hf_config import shape_from_hf_config
 from planner.model.shape import ModelShape
-from planner.resolve import Resolved, resolve
+from planner.resolve import Resolved, resolve, with_sequence_length
 from planner.results import Estimate
 from planner.views import co2e_by_region, energy_components, memory_components
 
@@ -95,6 +95,7 @@ __all__ = [  # noqa: RUF022 (grouped by part of the pipeline, the core first, no
     "catalogs_from_environment",
     "resolve",
     "Resolved",
+    "with_sequence_length",
     "estimate",
     "estimate_resolved",
     "Estimate",

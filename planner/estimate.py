@@ -46,5 +46,7 @@ def to_estimate(resolved: Resolved, out: dict[str, float]) -> Estimate:
         gpu=str(resolved.gpu["name"]),
         price_basis=resolved.price_basis,
         price_snapshot=resolved.price_snapshot,
+        seq_len=resolved.seq_len,
+        seq_len_rule=resolved.seq_len_rule,
         unavailable=resolved.unavailable,
     )

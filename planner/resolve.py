@@ -18,6 +18,7 @@ from planner.catalogue.catalog import Catalogs, peak_rate
 from planner.catalogue.efficiency import precision_class
 from planner.columns import Columns, GpuColumns
 from planner.formulas.cost import RateBand, resolve_rate
+from planner.formulas.sequence import SequenceLength, chosen_seq_len
 from planner.formulas.units import GIB_BYTES
 from planner.inputs.scenario import CUSTOM_MODEL, Scenario
 from planner.model.architecture import ParamCounts
@@ -62,6 +63,8 @@ class Resolved:
     state_rule: str
     batch_rule: str
     region_label: str
+    seq_len: int  # tokens: the user's sequence length or the one derived from the data
+    seq_len_rule: str  # which rule gave it, in words
     unavailable: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -159,6 +162,22 @@ def _price_band(s: Scenario, row: dict[str, Any] | None, discount: dict[str, Any
     )
 
 
+def sequence_length(s: Scenario, shape: ModelShape | None) -> SequenceLength:
+    """The one place a plan's sequence length is read: the user's, else derived from tokens per example."""
+    return chosen_seq_len(s.seq_len, s.tokens_per_example, s.packing, shape.context_len if shape else None)
+
+
+def with_sequence_length(s: Scenario, cats: Catalogs) -> Scenario:
+    """The scenario with its sequence length written in (for readers that take a bare Scenario: the exports)."""
+    if s.seq_len is not None:
+        return s
+    try:
+        shape = model_shape(s, cats)
+    except ValueError:  # a model the catalogues do not know: no context length to cap at
+        shape = None
+    return s.updated(seq_len=sequence_length(s, shape).tokens)
+
+
 def _lookups(s: Scenario, cats: Catalogs) -> tuple[ModelShape | None, dict[str, Any], dict[str, Any]]:
     """The scenario's catalogue rows: model shape, GPU, grid region (each raises ValueError naming the field)."""
     shape = model_shape(s, cats)
@@ -170,13 +189,14 @@ def _lookups(s: Scenario, cats: Catalogs) -> tuple[ModelShape | None, dict[str, 
 def resolve(s: Scenario, cats: Catalogs) -> Resolved:
     """Look everything up once; raises ValueError (naming the field) for unknown names."""
     shape, gpu, region = _lookups(s, cats)
+    seq = sequence_length(s, shape)
     model, counts = model_columns(s, shape)
     hw, provenance = gpu_columns(s, gpu, cats, float(model.n_active_params))
     columns = Columns(
         model=model,
         recipe=recipe_columns(s),
         layout=layout_columns(s),
-        workload=workload_columns(s),
+        workload=workload_columns(s, seq.tokens),
         gpu=hw,
         energy=energy_columns(s, float(region["g_co2e_per_kwh"])),
     )
@@ -192,6 +212,8 @@ def resolve(s: Scenario, cats: Catalogs) -> Resolved:
         state_rule=_state_rule(s),
         batch_rule="micro-batch × accumulation × data-parallel replicas × sequence length",
         region_label=str(region["label"]),
+        seq_len=seq.tokens,
+        seq_len_rule=seq.rule,
         unavailable=_unavailable(s, shape, hw, provenance),
     )
 

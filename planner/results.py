@@ -95,6 +95,8 @@ class Estimate(BaseModel):
     gpu: str
     price_basis: str
     price_snapshot: str | None
+    seq_len: int  # tokens per training sequence: the user's, or derived from tokens per example
+    seq_len_rule: str  # which rule gave the sequence length, in words
     unavailable: dict[str, str]
 
     def to_flat(self) -> dict[str, Any]:

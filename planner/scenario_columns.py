@@ -111,11 +111,12 @@ def layout_columns(s: Scenario) -> LayoutColumns:
     )
 
 
-def workload_columns(s: Scenario) -> WorkloadColumns:
+def workload_columns(s: Scenario, seq_len_tokens: int) -> WorkloadColumns:
+    """`seq_len_tokens` is the resolved length (the user's, or the one derived from the data)."""
     return WorkloadColumns(
         training_tokens=s.training_tokens,
         tokens_per_example=s.tokens_per_example,
-        seq_len_tokens=float(s.seq_len),
+        seq_len_tokens=float(seq_len_tokens),
         packing=float(s.packing),
         flops_per_param_token=s.flops_per_param_token or 0.0,
         storage_gb_per_s=np.nan if s.storage_gb_per_s is None else s.storage_gb_per_s,

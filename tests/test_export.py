@@ -16,11 +16,25 @@ from typing import Any
 import pytest
 import yaml
 
-from planner import EXPORT_TARGETS, Export, PlannerError, Scenario, default_catalogs, export_plan
+from planner import (
+    EXPORT_TARGETS,
+    Export,
+    PlannerError,
+    Scenario,
+    default_catalogs,
+    export_plan,
+    with_sequence_length,
+)
 from planner.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 OPTIONS = ROOT / "tests" / "data" / "export_options"
+
+
+def _seq_len(s: Scenario) -> int | None:
+    """The plan's sequence length as the estimate uses it (derived from the data when left empty)."""
+    return with_sequence_length(s, default_catalogs()).seq_len
+
 
 PLANS = {
     "8B LoRA, 8 x H100, ZeRO-3": Scenario(
@@ -139,7 +153,7 @@ def test_megatron_carries_degrees_batch_shape_and_recompute(plan):
     assert args["--pipeline-model-parallel-size"] == [str(s.pp)]
     assert args["--micro-batch-size"] == [str(s.micro_batch)]
     assert args["--global-batch-size"] == [str(s.micro_batch * s.grad_accum * s.dp)]
-    assert args["--seq-length"] == [str(s.seq_len)]
+    assert args["--seq-length"] == [str(_seq_len(s))]
     assert ("--recompute-granularity" in args) == (s.recompute == "full")
     assert ("--optimizer-cpu-offload" in args) == s.offload_optimizer
     assert ("--fp8-format" in args) == (s.precision == "fp8_mixed")
@@ -161,7 +175,7 @@ def test_torchtitan_carries_degrees_batch_and_recompute(plan):
     assert parallel["tensor_parallel_degree"] == s.tp and parallel["pipeline_parallel_degree"] == s.pp
     assert parallel["data_parallel_shard_degree"] * parallel["data_parallel_replicate_degree"] == s.dp
     assert training["global_batch_size"] == s.micro_batch * s.grad_accum * s.dp
-    assert training["seq_len"] == s.seq_len
+    assert training["seq_len"] == _seq_len(s)
     assert config["activation_checkpoint"]["mode"] == ("full" if s.recompute == "full" else "none")
     assert ("quantize.linear.float8" in config.get("model", {}).get("converters", [])) == (
         s.precision == "fp8_mixed"
@@ -179,7 +193,7 @@ def test_torchtitan_splits_the_local_batch_into_pipeline_micro_batches():
 def test_torchtune_carries_batch_sequence_and_recompute(plan):
     s, config = PLANS[plan], _parsed(_export(plan, "torchtune"))
     assert config["batch_size"] == s.micro_batch and config["gradient_accumulation_steps"] == s.grad_accum
-    assert config["tokenizer"]["max_seq_len"] == s.seq_len
+    assert config["tokenizer"]["max_seq_len"] == _seq_len(s)
     assert config["enable_activation_checkpointing"] is (s.recompute == "full")
     if s.method != "full":
         assert config["model"]["lora_rank"] == s.lora_rank

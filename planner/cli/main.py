@@ -58,10 +58,36 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(json.dumps(Scenario.model_json_schema(), indent=2))
         return 0
     if args.command == "estimate":
-        from planner.catalogue.catalog import catalogs_from_environment
-        from planner.estimate import estimate
-
-        result = estimate(load_scenario(args), catalogs_from_environment())
-        print(render_records([result.to_flat()], args.format, single=True))
-        return 0
+        return _estimate(args)
     return cli_more.dispatch(args)
+
+
+# The table format lists this many fixes (the best first); JSON carries them all.
+TABLE_FIXES = 5
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    """One scenario's figures; a plan that does not fit also gets its ways to make it fit (`fixes`)."""
+    from planner.catalogue.catalog import catalogs_from_environment
+    from planner.decide.fixes import suggest_fixes
+    from planner.estimate import estimate_resolved
+    from planner.resolve import resolve
+
+    cats = catalogs_from_environment()
+    resolved = resolve(load_scenario(args), cats)
+    result = estimate_resolved(resolved)
+    flat = result.to_flat()
+    fixes = suggest_fixes(resolved, cats) if result.fits_vram is False else []
+    if args.format == "json" and result.fits_vram is False:
+        flat["fixes"] = [fix.to_flat() for fix in fixes]
+    print(render_records([flat], args.format, single=True))
+    if args.format == "table" and result.fits_vram is False:
+        print("\nWays to make it fit (best first):" if fixes else "\nNo single change makes it fit.")
+        for fix in fixes[:TABLE_FIXES]:
+            verdict = "fits" if fix.fits else "still too big"
+            print(
+                f"  - {fix.label}: {fix.peak_gib:.2f} GiB per GPU, {verdict}, {fix.wall_clock_h:.3g} h. {fix.note[:1].upper()}{fix.note[1:]}."
+            )
+        if len(fixes) > TABLE_FIXES:
+            print(f"  ... {len(fixes) - TABLE_FIXES} more with --format json")
+    return 0

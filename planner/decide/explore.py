@@ -5,17 +5,16 @@ Each varies one or two inputs over many rows and runs the same `evaluate` as the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import numpy as np
 import polars as pl
 
-from planner.catalogue.catalog import Catalogs
+from planner.decide.fixes import Fix, suggest_fixes
 from planner.evaluate import evaluate
 from planner.formulas.recipes import Recompute
-from planner.resolve import Resolved, resolve
+from planner.resolve import Resolved
 from planner.results import shown
+
+__all__ = ["Fix", "memory_vs_micro_batch", "parameter_breakdown", "scaling_curve", "suggest_fixes"]
 
 MAX_SCALING_GPUS = 4096  # beyond a few thousand GPUs fine-tuning-sized runs are bounded by batch size anyway
 # the recompute modes of the memory-versus-micro-batch view, in the order it lists them
@@ -26,7 +25,7 @@ def gpu_counts(resolved: Resolved) -> np.ndarray:
     """Powers of two from the model-parallel size up to where one optimizer step has one sequence per replica."""
     s = resolved.scenario
     model_parallel = s.tp * s.pp * s.cp
-    sequences = max(1.0, float(resolved.columns.workload.training_tokens) / s.seq_len)
+    sequences = max(1.0, float(resolved.columns.workload.training_tokens) / resolved.seq_len)
     top = int(min(MAX_SCALING_GPUS, max(model_parallel, model_parallel * sequences)))
     counts = [model_parallel * 2**k for k in range(20) if model_parallel * 2**k <= top]
     return np.array(sorted({*counts, s.n_gpus}), dtype=float)
@@ -68,56 +67,6 @@ def memory_vs_micro_batch(resolved: Resolved, max_micro_batch: int = 64) -> pl.D
             **shown(out, ("peak_gib",)),
         }
     )
-
-
-@dataclass(frozen=True)
-class Fix:
-    label: str
-    peak_gib: float
-    fits: bool
-    note: str
-
-
-CANDIDATE_FIXES: tuple[tuple[str, dict[str, Any], str], ...] = (
-    ("ZeRO-3 / FULL_SHARD", {"zero_stage": 3}, "shards weights too; more communication per step"),
-    ("Full activation recompute", {"recompute": "full"}, "about 30 % more compute per step"),
-    (
-        "Selective recompute",
-        {"recompute": "selective"},
-        "recomputes only attention scores; a few % more compute",
-    ),
-    ("8-bit AdamW", {"optimizer": "adamw_8bit"}, "optimizer states shrink from 8 to 2 bytes per parameter"),
-    ("Micro-batch 1", {"micro_batch": 1}, "raise gradient accumulation to keep the global batch"),
-    (
-        "Fused / chunked cross-entropy",
-        {"fused_cross_entropy": True},
-        "never materialises fp32 logits at once",
-    ),
-    ("LoRA rank 16", {"method": "lora", "lora_rank": 16}, "trains adapters only; quality may differ"),
-    ("QLoRA rank 16", {"method": "qlora", "lora_rank": 16}, "4-bit base; slower and slightly lossy"),
-    ("Offload optimizer to CPU", {"offload_optimizer": True}, "needs host memory; slower optimizer step"),
-)
-
-
-def suggest_fixes(resolved: Resolved, cats: Catalogs) -> list[Fix]:
-    """Each single change that would lower the peak, evaluated by the full estimate against `cats` (the
-    catalogues `resolved` came from, so a fix is judged against the same VRAM); best first."""
-    s = resolved.scenario
-    fixes = []
-    for label, change, note in CANDIDATE_FIXES:
-        if all(getattr(s, key) == value for key, value in change.items()):
-            continue
-        try:
-            candidate = resolve(s.updated(**change), cats)
-        except ValueError:
-            continue
-        out = evaluate(candidate.columns)
-        peak_gib = float(shown(out, ("peak_gib",))["peak_gib"])
-        if np.isnan(peak_gib):
-            continue
-        fits = float(out["peak_bytes"]) <= float(candidate.columns.gpu.vram_bytes)
-        fixes.append(Fix(label, peak_gib, fits, note))
-    return sorted(fixes, key=lambda fix: (not fix.fits, fix.peak_gib))
 
 
 def parameter_breakdown(resolved: Resolved) -> pl.DataFrame | None:

@@ -41,6 +41,8 @@ def global_batch(s: Scenario) -> int:
 def sequences(s: Scenario) -> int:
     """Training sequences the plan runs: packed tokens over the sequence length, else one per example."""
     if s.packing or s.total_tokens_b is not None:
+        if s.seq_len is None:  # export_plan writes the derived length in before any target reads it
+            raise ValueError("the sequence length is not resolved yet")
         return max(1, math.ceil(s.training_tokens / s.seq_len))
     return max(1, math.ceil(s.examples * s.epochs))
 

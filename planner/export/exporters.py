@@ -7,6 +7,7 @@ from planner.errors import PlannerError
 from planner.export import to_accelerate, to_deepspeed, to_megatron, to_torchtitan, to_torchtune
 from planner.export.export_types import TARGET_VERSIONS, Export
 from planner.inputs.scenario import Scenario
+from planner.resolve import with_sequence_length
 
 # The order the CLI's help and the app list them in.
 EXPORT_TARGETS: tuple[str, ...] = ("deepspeed", "accelerate", "torchtune", "torchtitan", "megatron")
@@ -18,6 +19,7 @@ def export_plan(scenario: Scenario, cats: Catalogs, target: str) -> Export:
     An unknown target raises `PlannerError` on field `target`, naming the allowed values.
     """
     name = target.strip().lower()
+    scenario = with_sequence_length(scenario, cats)  # every target writes the length the estimate uses
     if name == "megatron":
         return to_megatron.export(scenario, cats)
     if name == "deepspeed":

@@ -58,7 +58,12 @@ class Scenario(BaseModel):
     total_tokens_b: float | None = Field(
         None, ge=1e-6, le=10**6, description="overrides examples x tokens x epochs"
     )
-    seq_len: int = Field(4096, ge=16, le=2**21, description="training sequence length, tokens")
+    seq_len: int | None = Field(
+        None,
+        ge=16,
+        le=2**21,
+        description="training sequence length, tokens; empty = follows tokens per example",
+    )
     packing: bool = Field(True, description="pack examples into full sequences (no padding)")
 
     # --- hardware ----------------------------------------------------------------------------------

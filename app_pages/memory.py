@@ -135,7 +135,7 @@ second.metric(
     delta_color="off",
     delta_arrow="off",
 )
-third.metric("Largest micro-batch that fits", fmt.count(est.max_micro_batch))
+third.metric("Largest micro-batch that fits", fmt.micro_batch(est.max_micro_batch))
 
 components = memory_components(est)
 st.vega_lite_chart(spec=charts.memory_stack(components, est.vram_gib), width="stretch")

@@ -45,7 +45,9 @@ third.metric(
 fourth, fifth, sixth = st.columns(3)
 with fourth:
     memory_metric(est)
-fifth.metric("Training throughput", f"{fmt.count(est.tokens_per_s)} tokens/s")
+fifth.metric(
+    "Throughput (tokens/s)", fmt.count(est.tokens_per_s)
+)  # the unit in the label: it fits at 1,100 px
 sixth.metric(
     "Energy and carbon",
     f"{fmt.sig(est.energy_kwh)} kWh",

@@ -41,6 +41,7 @@ from ui.plan_sheet import (
 )
 
 MAX_PROBLEMS_SHOWN = 20
+COLUMN_HELP = {"Sequence length": "Empty: follows tokens per example (packed or padded, as the plan says)."}
 NUMBER_FORMATS = {
     "GPUs": "%d",
     "Examples": "%d",

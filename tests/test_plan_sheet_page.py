@@ -130,3 +130,11 @@ def test_a_csv_adds_rows_updates_rows_of_the_same_name_and_a_bad_file_adds_nothi
     upload.upload("bad.csv", bad.encode(), "text/csv").run()
     assert any("Nothing was added from bad.csv" in e.value for e in sheet.error)
     assert not [b for b in sheet.button if b.key == "sheet.import"]
+
+
+def test_an_emptied_sequence_length_follows_the_data_again(sheet):
+    edit(sheet, edited={1: {"Sequence length": 8192}})
+    assert grid(sheet)["Sequence length"][1] == 8192
+    edit(sheet, edited={1: {"Sequence length": None}})
+    assert not sheet.error
+    assert sheet.session_state["sheet.rows"][0].scenario.seq_len is None

@@ -86,6 +86,8 @@ def with_cell(scenario: Scenario, label: str, value: Any) -> Scenario:
         )
     field = FIELD_OF_LABEL[label]
     if value is None or (isinstance(value, str) and not value.strip()):
+        if Scenario.model_fields[field].default is None:  # an optional input: empty means derived
+            return scenario.updated(**{field: None})
         raise PlannerError(field, "needs a value")
     try:
         return scenario.updated(**{field: value})

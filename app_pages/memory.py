@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import polars as pl
 import streamlit as st
 
 from planner import memory_components, memory_vs_micro_batch
@@ -157,9 +158,20 @@ curve = memory_vs_micro_batch(resolved)
 if curve.height:
     st.vega_lite_chart(
         spec=charts.lines_with_limit(
-            curve, "micro_batch", "peak_gib", "recompute", est.vram_gib, "Micro-batch", "Peak GiB per GPU"
+            curve.with_columns(pl.col("recompute").replace(RECOMPUTE_LABELS)),
+            "micro_batch",
+            "peak_gib",
+            "recompute",
+            est.vram_gib,
+            "Micro-batch (sequences per GPU)",
+            "Peak GiB per GPU",
+            colour_title="Activation recompute",
         ),
         width="stretch",
+    )
+    st.caption(
+        "With flash attention the attention scores are never stored, so recomputing them saves nothing: the "
+        "“selective (attention scores)” line then lies on the “none” line (dashes tell them apart)."
     )
 assumptions(
     [

@@ -109,7 +109,7 @@ def _lines_with_limit_spec(
             # Doubling steps (1, 2, 4, ... 64) spread evenly: on a linear axis they crowd the left edge.
             x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log", base=2)),
             y=alt.Y(f"{y}:Q", title=y_title),
-            color=alt.Color(f"{colour}:N", title=colour_title),
+            color=alt.Color(f"{colour}:N", title=colour_title, legend=alt.Legend(labelLimit=280)),
             # Dashes as well as colours: two modes with equal memory draw one line over the other.
             strokeDash=alt.StrokeDash(f"{colour}:N", title=colour_title),
             tooltip=[f"{colour}:N", f"{x}:Q", alt.Tooltip(f"{y}:Q", format=",.2f")],

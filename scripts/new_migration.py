@@ -16,11 +16,10 @@ import tempfile
 from pathlib import Path
 
 from alembic import command
-from alembic.config import Config
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from planner.library.connect import MIGRATIONS_DIR, create_library_engine, upgrade
+from planner.library.connect import alembic_config, create_library_engine, upgrade
 
 
 def main() -> int:
@@ -31,10 +30,7 @@ def main() -> int:
         engine = create_library_engine(f"sqlite:///{scratch}/scratch.sqlite3")
         upgrade(engine)
         with engine.begin() as connection:
-            config = Config()
-            config.set_main_option("script_location", str(MIGRATIONS_DIR))
-            config.attributes["connection"] = connection
-            revision = command.revision(config, message=args.message, autogenerate=True)
+            revision = command.revision(alembic_config(connection), message=args.message, autogenerate=True)
     path = getattr(revision, "path", None)
     sys.stdout.write(f"wrote {path}\n" if path else "no revision written\n")
     return 0

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.ci import in_ci
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 
 # CI gives one answer per commit: under CI=true every hypothesis test draws the same examples each run
 # (derandomize), and the examples it ever failed on are kept as explicit @example cases. Locally they stay random.
-if os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}:
+if in_ci():
     from hypothesis import settings
 
     settings.register_profile("ci", derandomize=True, database=None, print_blob=True)

@@ -15,16 +15,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import make_url
 
+from tests.ci import in_ci
+
 ROOT = Path(__file__).resolve().parents[1]
 PG_URL_ENV = "PLANNER_TEST_PG_URL"
 PG_DIR_ENV = "PLANNER_TEST_PG_DIR"
 BACKENDS = ("sqlite", "postgresql")
 POSTGRES_RUNS: list[str] = []  # node ids of the tests that ran against PostgreSQL
 _numbers = itertools.count()
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
 
 
 def require_postgres() -> str:

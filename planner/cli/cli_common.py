@@ -23,10 +23,12 @@ def add_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=["table", "json", "csv"], default="table")
 
 
-def load_scenario(args: argparse.Namespace) -> Scenario:
-    """The scenario the arguments describe; a rejected one raises `PlannerError` (field, range, value)."""
+def load_scenario(args: argparse.Namespace, base: Scenario | None = None) -> Scenario:
+    """The scenario the arguments describe, over `base` when given (its fields, the arguments winning);
+    a rejected one raises `PlannerError` (field, range, value)."""
+    fields = base.model_dump() if base is not None else {}
     try:
-        return Scenario.model_validate(scenario_from_args(args))
+        return Scenario.model_validate({**fields, **scenario_from_args(args)})
     except ValidationError as err:
         raise scenario_error(err) from None
 

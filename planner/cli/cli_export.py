@@ -13,15 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from planner.catalogue.catalog import catalogs_from_environment
-from planner.cli.cli_args import InputError, scenario_from_args
+from planner.cli.cli_args import InputError
 from planner.cli.cli_common import load_scenario
 from planner.errors import PlannerError
 from planner.export.export_types import TARGET_VERSIONS
 from planner.export.exporters import EXPORT_TARGETS, export_plan
-from planner.inputs.errors import scenario_error
 from planner.inputs.scenario import Scenario
 from planner.library.opening import open_library
 
@@ -74,10 +71,7 @@ def _scenario(args: argparse.Namespace) -> Scenario:
         raise InputError(
             "--plan", f"{plan.name!r} no longer validates ({plan.problem}); repair it in the app first"
         )
-    try:
-        return Scenario.model_validate({**plan.scenario.model_dump(), **scenario_from_args(args)})
-    except ValidationError as err:
-        raise scenario_error(err) from None
+    return load_scenario(args, base=plan.scenario)
 
 
 def _write(path: Path, text: str) -> None:

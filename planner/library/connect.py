@@ -112,17 +112,17 @@ def _sqlite_engine(url: URL) -> Engine:
     return engine
 
 
-def alembic_config(connection: Connection) -> Config:
+def alembic_config(connection: Connection | None = None) -> Config:
+    """Alembic's configuration for the library's migrations, run on `connection` (migrations/env.py)."""
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    config.attributes["connection"] = connection
+    if connection is not None:
+        config.attributes["connection"] = connection
     return config
 
 
 def head_revision() -> str | None:
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    return ScriptDirectory.from_config(config).get_current_head()
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
 def upgrade(engine: Engine) -> None:

@@ -26,11 +26,5 @@ class StalePlanError(PlannerError):
             who = f" by {current.updated_by}" if current.updated_by else ""
             when = current.updated_at.strftime("%Y-%m-%d %H:%M UTC")
             what = f"was changed{who} at {when} (now version {current.version}; you loaded version {loaded_version})"
-        super().__init__(
-            "name",
-            f"not saved over {kept_name(current, kept)!r}: it {what}. Your version is kept as {kept.name!r}",
-        )
-
-
-def kept_name(current: StoredPlan | None, kept: StoredPlan) -> str:
-    return current.name if current is not None else kept.name
+        over = current.name if current is not None else kept.name
+        super().__init__("name", f"not saved over {over!r}: it {what}. Your version is kept as {kept.name!r}")

@@ -25,16 +25,13 @@ from typing import Any
 
 import pytest
 
+from tests.ci import in_ci
 from tests.e2e.app_page import AppPage
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 SERVER_START_TIMEOUT_S = 60.0
 VIEWPORT = {"width": 1400, "height": 1000}
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
 
 
 def _missing_browser_reason() -> str | None:

@@ -14,11 +14,7 @@ contexts in one test), then use its helpers: `goto`, `nav`, `select`, `set_numbe
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,10 +23,10 @@ import pytest
 
 from tests.ci import in_ci
 from tests.e2e.app_page import AppPage
+from tests.e2e.server import ServerDidNotStart, launch, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-SERVER_START_TIMEOUT_S = 60.0
 VIEWPORT = {"width": 1400, "height": 1000}
 
 
@@ -56,59 +52,19 @@ def browser_available() -> None:
     pytest.skip(reason)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as response:
-            return response.read() == b"ok"
-    except OSError:
-        return False
-
-
 def start_server(log_path: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
     """`streamlit run app.py` on 127.0.0.1 at a free port, waited for until healthy; (process, base URL).
 
     `env` is added to this process's environment (e.g. another PLANNER_DB_URL). The log is kept for the
     failure message."""
-    port = _free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(ROOT / "app.py"),
-        "--server.headless=true",
-        "--server.address=127.0.0.1",
-        f"--server.port={port}",
-        "--browser.gatherUsageStats=false",
-        "--server.fileWatcherType=none",
-    ]
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(
-            command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
-        )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-    while not _healthy(url):
-        if server.poll() is not None or time.monotonic() > deadline:
-            server.kill()
-            pytest.fail(f"streamlit did not start on {url}:\n{log_path.read_text()[-3000:]}", pytrace=False)
-        time.sleep(0.1)
-    return server, url
+    try:
+        return launch(ROOT / "app.py", log_path, env)
+    except ServerDidNotStart as err:
+        pytest.fail(str(err), pytrace=False)
 
 
 def stop_server(server: subprocess.Popen) -> None:
-    server.terminate()
-    try:
-        server.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait(timeout=10)
+    stop(server)
 
 
 @pytest.fixture(scope="session")

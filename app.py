@@ -8,6 +8,7 @@ from ui.share import share_popover
 from ui.sidebar import render_sidebar
 from ui.state import init_state, show_notices, sync_query_params
 from ui.team_data import render_data_uploads
+from ui.training_setup import render_training_setup
 
 # An emoji icon: Streamlit draws it as an inline SVG (a data: URL). A ":material/...:" page icon would make every
 # page fetch the favicon from fonts.gstatic.com, which fails offline (tests/e2e/test_offline.py).
@@ -34,6 +35,8 @@ PAGES = {
 navigation = st.navigation(PAGES)
 with st.sidebar:
     render_sidebar()
+    # Open where the page explains these inputs; closed elsewhere, with a summary line, to keep the sidebar short.
+    render_training_setup(expanded=navigation.title == "Memory")
     render_data_uploads()
     share_popover()
 # Rejected inputs are reported at the top of the page; the area is filled last so that messages queued by

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from planner import parameter_breakdown, scaling_curve
+from planner import MAX_SCALING_GPUS, parameter_breakdown, scaling_curve
 from ui import charts
 from ui import format as fmt
 from ui.blocks import assumptions, breakdown_table, context_caption, model_note, unavailable_notes
@@ -17,23 +17,10 @@ from ui.presets import preset_picker
 from ui.state import bound
 
 st.title("Compute")
-with st.expander("Data, efficiency and parallel layout", expanded=False):
+# Sequence length, packing and the parallel degrees are in the sidebar's training setup, on every page.
+with st.expander("Data, efficiency, network and storage", expanded=False):
     left, middle, right = st.columns(3)
     with left:
-        bound(
-            st.number_input,
-            "Sequence length (tokens)",
-            "seq_len",
-            min_value=16,
-            step=512,
-            placeholder="from tokens per example",
-        )
-        bound(
-            st.checkbox,
-            "Pack examples into full sequences",
-            "packing",
-            help="Without packing every example is padded to the sequence length, and padding costs compute.",
-        )
         bound(
             st.number_input,
             "Total tokens (billions, replaces examples × tokens × epochs)",
@@ -77,9 +64,6 @@ with st.expander("Data, efficiency and parallel layout", expanded=False):
             step=0.05,
         )
     with right:
-        bound(st.number_input, "Tensor parallel", "tp", min_value=1, step=1)
-        bound(st.number_input, "Pipeline parallel", "pp", min_value=1, step=1)
-        bound(st.number_input, "Context parallel", "cp", min_value=1, step=1)
         storage = catalogs().storage
         preset_picker(
             "Checkpoint storage preset",
@@ -158,8 +142,18 @@ st.subheader("Scaling with GPU count")
 curve = scaling_curve(resolved)
 st.vega_lite_chart(spec=charts.scaling(curve, resolved.scenario.gpus_per_node), width="stretch")
 best = curve.filter(pl.col("scaling_efficiency_frac") >= 0.8)
-if best.height:
-    st.caption(f"Up to {best['n_gpus'].max()} GPUs keep at least 80 % scaling efficiency for this run.")
+sequences_per_step = resolved.scenario.micro_batch * resolved.scenario.grad_accum * resolved.scenario.dp
+last_gpus = int(curve["n_gpus"].max())
+ending = (
+    f"it is drawn up to {last_gpus:,} GPUs"
+    if last_gpus * 2 > MAX_SCALING_GPUS
+    else f"it ends at {last_gpus:,} GPUs, past which the batch could not be split evenly over the replicas "
+    "(more gradient accumulation extends it)"
+)
+st.caption(
+    f"Every point keeps this run's global batch of {sequences_per_step:,} sequences per optimizer step; {ending}."
+    + (f" Up to {best['n_gpus'].max():,} GPUs keep at least 80 % scaling efficiency." if best.height else "")
+)
 
 st.subheader("Parameters by component")
 params = parameter_breakdown(resolved)

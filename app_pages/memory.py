@@ -19,105 +19,14 @@ from ui.blocks import (
 from ui.estimate_cache import current_or_stop
 from ui.fixes_box import render_fixes
 from ui.methods_link import methods_link
-from ui.state import bound, scenario
-
-RECOMPUTE_LABELS = {
-    "none": "none",
-    "selective": "selective (attention scores)",
-    "selective_op": "selective, op-level (torchtitan)",
-    "full": "full (every layer)",
-}
+from ui.training_setup import RECOMPUTE_LABELS
 
 st.title("Memory")
-left, middle, right = st.columns(3)
-with left:
-    bound(
-        st.selectbox,
-        "Method",
-        "method",
-        options=["full", "lora", "qlora"],
-        format_func={"full": "Full fine-tune", "lora": "LoRA", "qlora": "QLoRA (4-bit base)"}.get,
-    )
-    if scenario().method != "full":
-        bound(st.number_input, "LoRA rank", "lora_rank", min_value=1, step=8)
-        bound(st.selectbox, "LoRA targets", "lora_targets", options=["all_linear", "attention"])
-    if scenario().method == "qlora":
-        bound(st.checkbox, "Double quantisation", "qlora_double_quant")
-    bound(
-        st.selectbox,
-        "Optimizer",
-        "optimizer",
-        options=["adamw", "adamw_8bit", "sgd", "sgd_momentum", "adafactor"],
-    )
-    bound(
-        st.selectbox,
-        "Precision",
-        "precision",
-        options=["bf16_mixed", "fp16_mixed", "bf16_pure", "fp8_mixed", "fp32"],
-    )
-    bound(
-        st.number_input,
-        "Bytes per parameter (override)",
-        "bytes_per_param",
-        min_value=0.0,
-        format="%.2f",
-        placeholder="from the recipe",
-        help="Replaces weights + gradients + optimizer + master copy: 16 for mixed-precision AdamW, ~2 for LoRA.",
-    )
-with middle:
-    bound(
-        st.selectbox,
-        "ZeRO stage / FSDP",
-        "zero_stage",
-        options=[0, 1, 2, 3],
-        format_func={
-            0: "0 (DDP / NO_SHARD)",
-            1: "1 (optimizer)",
-            2: "2 (+gradients, SHARD_GRAD_OP)",
-            3: "3 (+weights, FULL_SHARD)",
-        }.get,
-    )
-    bound(st.checkbox, "Shard within a node only (HYBRID_SHARD)", "hybrid_shard")
-    bound(
-        st.selectbox,
-        "Activation recompute",
-        "recompute",
-        options=["none", "selective", "selective_op", "full"],
-        format_func=RECOMPUTE_LABELS.get,
-        help="Selective (Korthikanti) recomputes only the attention scores, which flash attention already avoids storing, so with flash attention it saves nothing. Op-level selective (torchtitan's default) keeps matmul outputs and recomputes the cheap operations.",
-    )
-    bound(st.number_input, "Micro-batch (sequences per GPU)", "micro_batch", min_value=1, step=1)
-    bound(st.number_input, "Gradient accumulation steps", "grad_accum", min_value=1, step=1)
-    bound(
-        st.number_input,
-        "Sequence length (tokens)",
-        "seq_len",
-        min_value=16,
-        step=512,
-        placeholder="from tokens per example",
-        help="Leave empty to follow the data: packed, the smallest power of two holding one example (at least 512); padded, one example rounded up to a multiple of 64.",
-    )
-with right:
-    bound(st.number_input, "Tensor parallel", "tp", min_value=1, step=1)
-    bound(st.number_input, "Pipeline parallel", "pp", min_value=1, step=1)
-    bound(st.number_input, "Context parallel", "cp", min_value=1, step=1)
-    bound(st.checkbox, "Sequence parallelism", "sequence_parallel")
-    bound(st.checkbox, "Flash attention", "flash_attention")
-    bound(st.checkbox, "Fused / chunked cross-entropy", "fused_cross_entropy")
-    bound(st.checkbox, "Offload optimizer to CPU", "offload_optimizer")
-    bound(st.checkbox, "Offload parameters to CPU", "offload_params")
-    bound(st.number_input, "Framework overhead per GPU (GiB)", "overhead_gib", min_value=0.0, step=0.5)
-    bound(
-        st.number_input,
-        "Allocator fragmentation (share)",
-        "fragmentation_frac",
-        min_value=0.0,
-        max_value=1.0,
-        step=0.01,
-    )
-
 est, resolved = current_or_stop()
 context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
+st.caption(
+    "Method, optimizer, batch, sequence length, sharding and memory savers: **Training setup** in the sidebar."
+)
 methods_link("memory")
 model_note(est, bool(resolved.shape and resolved.shape.is_moe))
 s = resolved.scenario

@@ -39,7 +39,13 @@ from planner.decide.compare import (
     pareto_frontier,
     sort_rows,
 )
-from planner.decide.explore import memory_vs_micro_batch, parameter_breakdown, scaling_curve, suggest_fixes
+from planner.decide.explore import (
+    MAX_SCALING_GPUS,
+    memory_vs_micro_batch,
+    parameter_breakdown,
+    scaling_curve,
+    suggest_fixes,
+)
 from planner.decide.scenario_results import headline_results, read_saved_scenarios, saved_scenarios_csv
 from planner.decide.sheet import (
     SHEET_INPUT_COLUMNS,
@@ -163,6 +169,7 @@ __all__ = [  # noqa: RUF022 (grouped by part of the pipeline, the core first, no
     "memory_vs_micro_batch",
     "parameter_breakdown",
     "scaling_curve",
+    "MAX_SCALING_GPUS",
     "suggest_fixes",
     "headline_results",
     "SHEET_INPUT_COLUMNS",

@@ -29,26 +29,48 @@ def render_sidebar() -> None:
     st.subheader("Hardware")
     _gpu_select()
     bound(NUMBER, "Number of GPUs", "n_gpus", min_value=1, step=1)
+    _overrides()
+
+
+OVERRIDE_FIELDS = {
+    "peak_tflops": "peak TFLOP/s",
+    "vram_gib": "VRAM",
+    "usd_per_gpu_hour": "price",
+    "mfu": "MFU",
+}
+
+
+def _overrides() -> None:
+    """The catalogue's and the preset's figures, each replaceable; closed unless one is replaced, so the training
+    setup below stays on a laptop's first screen."""
+    s = scenario()
+    replaced = [word for field, word in OVERRIDE_FIELDS.items() if getattr(s, field) is not None]
+    if replaced:
+        st.caption(":orange[✎ Overridden:] " + ", ".join(replaced))
     derived = derived_values()
-    _overridable(
-        "Peak TFLOP/s (dense, training precision)", "peak_tflops", derived.get("catalog_peak_tflops"), "%.1f"
-    )
-    _overridable("VRAM per GPU (GiB)", "vram_gib", derived.get("catalog_vram_gib"), "%.2f")
-    _overridable(
-        "Price per GPU-hour (USD)", "usd_per_gpu_hour", derived.get("catalog_usd_per_gpu_hour"), "%.2f"
-    )
-    _overridable(
-        "MFU (model FLOPs utilisation)",
-        "mfu",
-        derived.get("preset_mfu"),
-        "%.3f",
-        default_word="preset, compute only",
-        max_value=1.0,
-        help="Share of the peak a run really achieves, end to end. Leave empty for the preset derived from "
-        "published measurements for this GPU generation, model size and method: the preset counts compute "
-        "only, and the planner adds communication and the pipeline bubble, so the achieved MFU shown on the "
-        "pages is a little lower. A value you enter is taken as end to end (as training logs report it).",
-    )
+    with st.expander("Peak, VRAM, price and MFU", expanded=bool(replaced)):
+        _overridable(
+            "Peak TFLOP/s (dense, training precision)",
+            "peak_tflops",
+            derived.get("catalog_peak_tflops"),
+            "%.1f",
+        )
+        _overridable("VRAM per GPU (GiB)", "vram_gib", derived.get("catalog_vram_gib"), "%.2f")
+        _overridable(
+            "Price per GPU-hour (USD)", "usd_per_gpu_hour", derived.get("catalog_usd_per_gpu_hour"), "%.2f"
+        )
+        _overridable(
+            "MFU (model FLOPs utilisation)",
+            "mfu",
+            derived.get("preset_mfu"),
+            "%.3f",
+            default_word="preset, compute only",
+            max_value=1.0,
+            help="Share of the peak a run really achieves, end to end. Leave empty for the preset derived from "
+            "published measurements for this GPU generation, model size and method: the preset counts compute "
+            "only, and the planner adds communication and the pipeline bubble, so the achieved MFU shown on the "
+            "pages is a little lower. A value you enter is taken as end to end (as training logs report it).",
+        )
 
 
 def _gpu_select() -> None:

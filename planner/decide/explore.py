@@ -22,21 +22,27 @@ MEMORY_VIEW_MODES = (Recompute.NONE, Recompute.SELECTIVE, Recompute.SELECTIVE_OP
 
 
 def gpu_counts(resolved: Resolved) -> np.ndarray:
-    """Powers of two from the model-parallel size up to where one optimizer step has one sequence per replica."""
-    s = resolved.scenario
-    model_parallel = s.tp * s.pp * s.cp
-    sequences = max(1.0, float(resolved.columns.workload.training_tokens) / resolved.seq_len)
-    top = int(min(MAX_SCALING_GPUS, max(model_parallel, model_parallel * sequences)))
-    counts = [model_parallel * 2**k for k in range(20) if model_parallel * 2**k <= top]
-    return np.array(sorted({*counts, s.n_gpus}), dtype=float)
+    """GPU counts at which the scenario's global batch is kept exactly: the model-parallel size times every power
+    of two that divides the micro-batches per optimizer step (accumulation × replicas), plus the scenario's own.
+
+    Past the point where each replica runs one micro-batch per step the global batch would have to grow; fewer,
+    larger steps then amortise per-step costs and the "efficiency" of such a point can exceed 100 %, which is a
+    different run, not better scaling. So the curve stops there (the page says so).
+    """
+    layout = resolved.columns.layout
+    model_parallel = int(layout.tp * layout.pp * layout.cp)
+    micro_batches_per_step = round(float(layout.n_micro_batches * layout.dp))
+    replicas = [2**k for k in range(20) if micro_batches_per_step % 2**k == 0]
+    counts = {model_parallel * r for r in replicas if model_parallel * r <= MAX_SCALING_GPUS}
+    return np.array(sorted({*counts, resolved.scenario.n_gpus}), dtype=float)
 
 
 def scaling_curve(resolved: Resolved) -> pl.DataFrame:
-    """Wall clock, cost and scaling efficiency against GPU count at a fixed global batch."""
+    """Wall clock, cost and scaling efficiency against GPU count at the scenario's global batch."""
     layout = resolved.columns.layout
     counts = gpu_counts(resolved)
     dp = counts / (layout.tp * layout.pp * layout.cp)
-    # Keep the global batch: accumulation shrinks as replicas grow (never below one micro-batch).
+    # Keep the global batch: accumulation shrinks as replicas grow; every count divides it exactly (gpu_counts).
     accum = np.maximum(1.0, np.round(layout.n_micro_batches * layout.dp / dp))
     out = evaluate(resolved.columns.replace(n_gpus=counts, dp=dp, n_micro_batches=accum))
     figures = shown(out, ("wall_clock_h", "gpu_hours", "cost_usd"))

@@ -51,8 +51,8 @@ def test_model_and_gpu_choice_reach_every_page(app_page: AppPage) -> None:
 def test_memory_inputs_survive_visits_to_other_pages(app_page: AppPage) -> None:
     app_page.nav("Memory")
     default_peak = app_page.metrics()["Peak memory per GPU"]
-    app_page.set_number("Micro-batch (sequences per GPU)", "2")
-    app_page.select("ZeRO stage / FSDP", "2 (+gradients")
+    app_page.set_number("Micro-batch (sequences per GPU)", "2", sidebar=True)
+    app_page.select("ZeRO stage / FSDP", "2 (+gradients", sidebar=True)
     changed_peak = app_page.metrics()["Peak memory per GPU"]
     assert changed_peak != default_peak
     for title in ("Overview", "Cost", "Energy", "Compute"):
@@ -61,8 +61,8 @@ def test_memory_inputs_survive_visits_to_other_pages(app_page: AppPage) -> None:
     app_page.nav("Overview")
     assert app_page.metrics()["Peak memory per GPU"] == changed_peak
     app_page.nav("Memory")
-    assert app_page.number_input("Micro-batch (sequences per GPU)").input_value() == "2"
-    assert app_page.selected("ZeRO stage / FSDP").startswith("2 (+gradients")
+    assert app_page.number_input("Micro-batch (sequences per GPU)", sidebar=True).input_value() == "2"
+    assert app_page.selected("ZeRO stage / FSDP", sidebar=True).startswith("2 (+gradients")
     assert app_page.metrics()["Peak memory per GPU"] == changed_peak
     app_page.shot("memory-after-round-trip")
 
@@ -71,7 +71,7 @@ def test_share_link_reproduces_the_figures_in_a_new_browser(app_page: AppPage, o
     app_page.select("GPU", NEW_GPU, sidebar=True)
     app_page.set_number("Number of GPUs", "16", sidebar=True)
     app_page.nav("Memory")
-    app_page.set_number("Micro-batch (sequences per GPU)", "2")
+    app_page.set_number("Micro-batch (sequences per GPU)", "2", sidebar=True)
     query = app_page.query()
     assert query.get("gpu") == NEW_GPU and query.get("n_gpus") == "16" and query.get("micro_batch") == "2"
     assert re.search(r"/memory\?", app_page.page.url), app_page.page.url

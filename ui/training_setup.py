@@ -1,0 +1,161 @@
+"""The training setup — method, optimizer, precision, batch, sequence, sharding and memory savers — in the sidebar.
+
+It used to live on the Memory page only, so a plan's most consequential inputs were out of reach on every other
+page, and at 1280×720 the Memory page showed inputs and no result (issue 15). In the sidebar it is one click away
+on every page; a one-line summary says what is set while the section is closed.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from planner import Scenario
+from ui.estimate_cache import current_resolved
+from ui.state import bound, scenario
+
+METHOD_LABELS = {"full": "Full fine-tune", "lora": "LoRA", "qlora": "QLoRA (4-bit base)"}
+RECOMPUTE_LABELS = {
+    "none": "none",
+    "selective": "selective (attention scores)",
+    "selective_op": "selective, op-level (torchtitan)",
+    "full": "full (every layer)",
+}
+ZERO_LABELS = {
+    0: "0 (DDP / NO_SHARD)",
+    1: "1 (optimizer)",
+    2: "2 (+gradients, SHARD_GRAD_OP)",
+    3: "3 (+weights, FULL_SHARD)",
+}
+EXPANDED_KEY = "setup.expanded"  # the Memory page opens the section: its inputs are what that page explains
+
+
+def setup_summary(s: Scenario, derived_seq_len: int | None) -> str:
+    """One line naming what is set, so a closed section still tells what the pages are computing."""
+    method = METHOD_LABELS[s.method] + (f" r{s.lora_rank}" if s.method != "full" else "")
+    if s.seq_len is not None:
+        sequence = f"{s.seq_len:,}-token sequences"
+    elif derived_seq_len is not None:
+        sequence = f"{derived_seq_len:,}-token sequences (from the data)"
+    else:
+        sequence = "sequence length from the data"
+    parts = [
+        method,
+        s.optimizer,
+        s.precision.replace("_", " "),
+        f"ZeRO {s.zero_stage}",
+        f"micro-batch {s.micro_batch} × {s.grad_accum} accumulation",
+        sequence,
+        f"recompute {RECOMPUTE_LABELS[s.recompute]}",
+    ]
+    if s.tp * s.pp * s.cp > 1:
+        parts.append(f"TP{s.tp} PP{s.pp} CP{s.cp}")
+    return " · ".join(parts)
+
+
+def render_training_setup(expanded: bool = False) -> None:
+    st.subheader("Training setup")
+    st.caption(setup_summary(scenario(), _derived_seq_len()))
+    with st.expander("Method, batch, sharding, memory savers", expanded=expanded):
+        _method_inputs()
+        _batch_inputs()
+        _sharding_inputs()
+        _memory_inputs()
+
+
+def _derived_seq_len() -> int | None:
+    try:
+        return current_resolved().seq_len
+    except ValueError:  # an unknown name: the page says so; the summary just omits the figure
+        return None
+
+
+def _method_inputs() -> None:
+    bound(st.selectbox, "Method", "method", options=list(METHOD_LABELS), format_func=METHOD_LABELS.get)
+    if scenario().method != "full":
+        bound(st.number_input, "LoRA rank", "lora_rank", min_value=1, step=8)
+        bound(st.selectbox, "LoRA targets", "lora_targets", options=["all_linear", "attention"])
+    if scenario().method == "qlora":
+        bound(st.checkbox, "Double quantisation", "qlora_double_quant")
+    bound(
+        st.selectbox,
+        "Optimizer",
+        "optimizer",
+        options=["adamw", "adamw_8bit", "sgd", "sgd_momentum", "adafactor"],
+    )
+    bound(
+        st.selectbox,
+        "Precision",
+        "precision",
+        options=["bf16_mixed", "fp16_mixed", "bf16_pure", "fp8_mixed", "fp32"],
+    )
+    bound(
+        st.number_input,
+        "Bytes per parameter (override)",
+        "bytes_per_param",
+        min_value=0.0,
+        format="%.2f",
+        placeholder="from the recipe",
+        help="Replaces weights + gradients + optimizer + master copy: 16 for mixed-precision AdamW, ~2 for LoRA.",
+    )
+
+
+def _batch_inputs() -> None:
+    bound(st.number_input, "Micro-batch (sequences per GPU)", "micro_batch", min_value=1, step=1)
+    bound(st.number_input, "Gradient accumulation steps", "grad_accum", min_value=1, step=1)
+    bound(
+        st.number_input,
+        "Sequence length (tokens)",
+        "seq_len",
+        min_value=16,
+        step=512,
+        placeholder="from tokens per example",
+        help="Leave empty to follow the data: packed, the smallest power of two holding one example (at least "
+        "512); padded, one example rounded up to a multiple of 64.",
+    )
+    bound(
+        st.checkbox,
+        "Pack examples into full sequences",
+        "packing",
+        help="Without packing every example is padded to the sequence length, and padding costs compute.",
+    )
+    bound(
+        st.selectbox,
+        "Activation recompute",
+        "recompute",
+        options=list(RECOMPUTE_LABELS),
+        format_func=RECOMPUTE_LABELS.get,
+        help="Selective (Korthikanti) recomputes only the attention scores, which flash attention already avoids "
+        "storing, so with flash attention it saves nothing. Op-level selective (torchtitan's default) keeps "
+        "matmul outputs and recomputes the cheap operations.",
+    )
+
+
+def _sharding_inputs() -> None:
+    bound(
+        st.selectbox,
+        "ZeRO stage / FSDP",
+        "zero_stage",
+        options=list(ZERO_LABELS),
+        format_func=ZERO_LABELS.get,
+    )
+    bound(st.checkbox, "Shard within a node only (HYBRID_SHARD)", "hybrid_shard")
+    bound(st.number_input, "Tensor parallel", "tp", min_value=1, step=1)
+    bound(st.number_input, "Pipeline parallel", "pp", min_value=1, step=1)
+    bound(st.number_input, "Context parallel", "cp", min_value=1, step=1)
+    bound(st.checkbox, "Sequence parallelism", "sequence_parallel")
+
+
+def _memory_inputs() -> None:
+    bound(st.checkbox, "Flash attention", "flash_attention")
+    bound(st.checkbox, "Fused / chunked cross-entropy", "fused_cross_entropy")
+    bound(st.checkbox, "Offload optimizer to CPU", "offload_optimizer")
+    bound(st.checkbox, "Offload parameters to CPU", "offload_params")
+    bound(st.number_input, "Framework overhead per GPU (GiB)", "overhead_gib", min_value=0.0, step=0.5)
+    bound(
+        st.number_input,
+        "Allocator fragmentation (share)",
+        "fragmentation_frac",
+        min_value=0.0,
+        max_value=1.0,
+        step=0.01,
+    )

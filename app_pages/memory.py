@@ -49,6 +49,13 @@ third.metric("Largest micro-batch that fits", fmt.micro_batch(est.max_micro_batc
 
 components = memory_components(est)
 st.vega_lite_chart(spec=charts.memory_stack(components, est.vram_gib), width="stretch")
+if est.peak_gib_per_device is not None:
+    st.caption(
+        f"The bar adds every component at its own largest, {fmt.gib(float(components['gib'].sum()))}. They are "
+        "not all held at once: gradients grow as the backward pass frees activations, and activations and logits "
+        f"are gone by the optimizer step. The peak per GPU, during the {est.peak_phase}, is "
+        f"{fmt.gib(est.peak_gib_per_device)}."
+    )
 breakdown_table(
     [(row["component"], row["how"], fmt.gib(row["gib"])) for row in components.iter_rows(named=True)]
     + [

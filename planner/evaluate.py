@@ -133,6 +133,7 @@ def _memory(c: Columns) -> Outputs:
         "activations_bytes": np.where(shaped, breakdown.activations_bytes, nan),
         "logits_bytes": np.where(shaped, breakdown.logits_bytes, nan),
         "prefetch_bytes": np.where(shaped, breakdown.prefetch_bytes, 0.0),
+        "optimizer_step_temp_bytes": breakdown.optimizer_step_temp_bytes,
         "overhead_bytes": breakdown.overhead_bytes,
         "fragmentation_bytes": np.where(shaped, breakdown.fragmentation_bytes, nan),
         "peak_bytes": peak,

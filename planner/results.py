@@ -66,6 +66,7 @@ class Estimate(BaseModel):
     activations_gib: float | None
     logits_gib: float | None
     prefetch_gib: float
+    optimizer_step_temp_gib: float
     overhead_gib: float
     fragmentation_gib: float | None
     peak_gib_per_device: float | None
@@ -193,6 +194,11 @@ OUTPUTS: Final = (
         ("activations_gib", "Activations (GiB)", "activations_bytes"),
         ("logits_gib", "Logits and loss (GiB)", "logits_bytes"),
         ("prefetch_gib", "ZeRO-3 gathered layers (GiB)", "prefetch_bytes"),
+        (
+            "optimizer_step_temp_gib",
+            "fp32 gradient copy at the optimizer step (GiB)",
+            "optimizer_step_temp_bytes",
+        ),
         ("overhead_gib", "Framework overhead (GiB)", "overhead_bytes"),
         ("fragmentation_gib", "Allocator fragmentation (GiB)", "fragmentation_bytes"),
         ("peak_gib_per_device", "Peak memory per GPU (GiB)", "peak_bytes"),

@@ -19,6 +19,11 @@ def memory_components(est: Estimate) -> pl.DataFrame:
         ("Activations", "saved for the backward pass (Korthikanti et al. 2022)", est.activations_gib),
         ("Logits and loss", "sequence × micro-batch × vocabulary in fp32, and its gradient", est.logits_gib),
         ("ZeRO-3 gathered layers", "prefetched full layers during forward/backward", est.prefetch_gib),
+        (
+            "fp32 gradient copy",
+            "read by the master-weight update at the optimizer step",
+            est.optimizer_step_temp_gib,
+        ),
         ("Framework overhead", "CUDA context, cuBLAS/NCCL workspaces", est.overhead_gib),
         ("Allocator fragmentation", "caching-allocator slack over allocated bytes", est.fragmentation_gib),
     ]

@@ -18,7 +18,9 @@ import altair as alt
 import polars as pl
 
 MEMORY_COLOURS = alt.Scale(scheme="tableau10")
-LEGEND_ROWS_HEIGHT = 240  # px: tall enough for the nine legend rows (at 140 px the last three were cut off)
+LEGEND_ROWS_HEIGHT = (
+    270  # px: tall enough for the ten legend rows (at 140 px the last three of nine were cut off)
+)
 Spec = dict[str, Any]
 
 

@@ -16,9 +16,11 @@ def breakdown_table(rows: Sequence[tuple[str, str, str]]) -> None:
     frame = pl.DataFrame(
         {"Quantity": [r[0] for r in rows], "How": [r[1] for r in rows], "Value": [r[2] for r in rows]}
     )
-    # Tall enough to show every row without an inner scroll bar (35 px per row plus the header). Handed over
-    # as Arrow: Streamlit sends an Arrow table as it is, while a polars frame goes through pandas first.
-    st.dataframe(frame.to_arrow(), hide_index=True, width="stretch", height=35 * (frame.height + 1) + 3)
+    # A static table, not the interactive data grid: the grid redraws its canvas on every rerun, which on Overview
+    # more than doubled the time from an edit to the new figures in a real browser (bench/browser_bench.py:
+    # 590 -> 409 ms, against a 130-175 ms floor, measured in one sitting); a static table also wraps long "How"
+    # texts instead of cutting them off. Arrow: Streamlit sends an Arrow table as it is, polars goes via pandas.
+    st.table(frame.to_arrow(), border="horizontal")
 
 
 def fit_verdict(est: Estimate) -> str:

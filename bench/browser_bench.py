@@ -4,7 +4,8 @@
   new GPU count into the sidebar's "Number of GPUs" on Overview, press Enter, and time until the page's figures
   (its metric values, read together) show new values; the median of N_TIMED edits after N_WARMUP.
 - browser_floor_ms: bench/browser_floor_app.py (one number input, one metric) on its own server, measured the
-  same way in the same run, so the ratio reads the app's own cost against what Streamlit and the browser cost.
+  same way in the same run, edits alternating between the two pages (so a busy moment of the machine slows
+  both), so the ratio reads the app's own cost against what Streamlit and the browser cost.
 - browser_input_to_figure_over_floor: the ratio of the two.
 
 Each edit sets a value the session has not had before (9, 10, 11, ...), so no memo answers it.
@@ -45,23 +46,27 @@ def _server(script: Path, log_dir: Path) -> Iterator[str]:
         stop(server)
 
 
-def _edit_times_ms(browser: Any, url: str, scope: str) -> list[float]:
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(url)
-    page.wait_for_selector(FIGURE, timeout=60_000)
-    page.wait_for_timeout(1000)  # let the first run finish painting
-    box = page.locator(scope).get_by_label("Number of GPUs")
-    times = []
-    for index in range(N_WARMUP + N_TIMED):
-        before = page.evaluate(FIGURES_TEXT, FIGURE)
-        box.fill(str(FIRST_VALUE + index))
+class _EditTimer:
+    """One page with a "Number of GPUs" box: each `edit()` types a new count and times until the figures change."""
+
+    def __init__(self, browser: Any, url: str, scope: str) -> None:
+        self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        self.page.goto(url)
+        self.page.wait_for_selector(FIGURE, timeout=60_000)
+        self.page.wait_for_timeout(1000)  # let the first run finish painting
+        self.box = self.page.locator(scope).get_by_label("Number of GPUs")
+        self.next_value = FIRST_VALUE
+
+    def edit(self) -> float:
+        before = self.page.evaluate(FIGURES_TEXT, FIGURE)
+        self.box.fill(str(self.next_value))
+        self.next_value += 1
         start = time.perf_counter()
-        box.press("Enter")
-        page.wait_for_function(CHANGED, arg=[FIGURE, before], timeout=60_000, polling="raf")
-        times.append((time.perf_counter() - start) * 1e3)
-        page.wait_for_timeout(300)  # the run's tail (other elements) settles before the next edit
-    page.close()
-    return times[N_WARMUP:]
+        self.box.press("Enter")
+        self.page.wait_for_function(CHANGED, arg=[FIGURE, before], timeout=60_000, polling="raf")
+        elapsed_ms = (time.perf_counter() - start) * 1e3
+        self.page.wait_for_timeout(300)  # the run's tail (other elements) settles before the next edit
+        return elapsed_ms
 
 
 def measure() -> dict[str, float]:
@@ -71,15 +76,21 @@ def measure() -> dict[str, float]:
 
     with sync_playwright() as driver, tempfile.TemporaryDirectory() as logs:
         browser = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        with _server(ROOT / "app.py", Path(logs)) as app_url:
-            app = statistics.median(_edit_times_ms(browser, app_url, '[data-testid="stSidebar"]'))
-        with _server(ROOT / "bench" / "browser_floor_app.py", Path(logs)) as floor_url:
-            floor = statistics.median(_edit_times_ms(browser, floor_url, '[data-testid="stMain"]'))
+        with (
+            _server(ROOT / "app.py", Path(logs)) as app_url,
+            _server(ROOT / "bench" / "browser_floor_app.py", Path(logs)) as floor_url,
+        ):
+            app = _EditTimer(browser, app_url, '[data-testid="stSidebar"]')
+            floor = _EditTimer(browser, floor_url, '[data-testid="stMain"]')
+            # Edits alternate between the two pages, so a busy moment of the machine falls on both alike.
+            times = [(app.edit(), floor.edit()) for _ in range(N_WARMUP + N_TIMED)][N_WARMUP:]
         browser.close()
+    app_ms = statistics.median(t[0] for t in times)
+    floor_ms = statistics.median(t[1] for t in times)
     return {
-        "browser_input_to_figure_ms": app,
-        "browser_floor_ms": floor,
-        "browser_input_to_figure_over_floor": app / floor,
+        "browser_input_to_figure_ms": app_ms,
+        "browser_floor_ms": floor_ms,
+        "browser_input_to_figure_over_floor": app_ms / floor_ms,
     }
 
 

@@ -22,6 +22,7 @@ from ui import format as fmt
 from ui.blocks import assumptions
 from ui.data import catalogs
 from ui.methods_link import methods_link
+from ui.safe_text import plain
 from ui.state import scenario
 
 OVERRIDE_LABELS = {"usd_per_gpu_hour": "price quote", "peak_tflops": "peak TFLOP/s", "vram_gib": "VRAM"}
@@ -31,16 +32,16 @@ s = scenario()
 try:
     everything = compare_gpus(s, catalogs())
 except ValueError as err:
-    st.error(f"Cannot compare GPUs for this scenario: {err}", icon=":material/error:")
+    st.error(f"Cannot compare GPUs for this scenario: {plain(err)}", icon=":material/error:")
     st.stop()
 st.caption(
-    f"{s.n_gpus} GPUs of each type, the same layout (TP {s.tp} · PP {s.pp} · CP {s.cp}) and global batch."
+    f"{s.n_gpus:d} GPUs of each type, the same layout (TP {s.tp:d} · PP {s.pp:d} · CP {s.cp:d}) and global batch."
 )
 methods_link("catalogues", label="Where the GPU figures and prices come from")
 overridden = [OVERRIDE_LABELS[name] for name in OVERRIDE_FIELDS if getattr(s, name) is not None]
 if overridden:
     st.info(
-        f"Your {', '.join(overridden)} {'applies' if len(overridden) == 1 else 'apply'} to {s.gpu} only; "
+        f"Your {plain(', '.join(overridden))} {'applies' if len(overridden) == 1 else 'apply'} to {plain(s.gpu)} only; "
         "every other GPU uses its catalogue figures.",
         icon=":material/info:",
     )
@@ -76,7 +77,7 @@ st.download_button(
 )
 n_fit = int(shown["fits_vram"].fill_null(False).sum())
 st.caption(
-    f"{shown.height} of {everything.height} GPUs shown; the {n_fit} that fit at {s.n_gpus} GPUs come first, "
+    f"{shown.height:d} of {everything.height:d} GPUs shown; the {n_fit:d} that fit at {s.n_gpus:d} GPUs come first, "
     "the others are greyed with the number of GPUs they would need."
 )
 
@@ -106,10 +107,10 @@ rows = {row["gpu"]: row for row in everything.filter(pl.col("gpu").is_in(picked)
 for column, name in zip(st.columns(max(len(picked), 1)), picked, strict=False):
     row = rows[name]
     with column.container(border=True):
-        st.markdown(f"**{name}**" + (" (your GPU)" if row["is_scenario_gpu"] else ""))
+        st.markdown(f"**{plain(name)}**" + (" (your GPU)" if row["is_scenario_gpu"] else ""))
         st.caption(
-            f"{row['vendor']} · {fmt.gib(row['memory_gib'], 1)}"
-            + (f" · {row['status']}" if row["status"] else "")
+            f"{plain(row['vendor'])} · {fmt.gib(row['memory_gib'], 1)}"
+            + (f" · {plain(row['status'])}" if row["status"] else "")
         )
         fits = {True: "yes", False: "no", None: "unknown"}[row["fits_vram"]]
         st.metric("Fits at this count", fits)
@@ -122,7 +123,7 @@ for column, name in zip(st.columns(max(len(picked), 1)), picked, strict=False):
         st.metric("Per million tokens", fmt.usd(row["usd_per_million_tokens"]))
         st.metric("Energy", f"{fmt.count(row['energy_kwh'], 1)} kWh")
         st.caption(f"{fmt.count(row['co2e_kg'], 1)} kg CO2e")
-        st.caption(f"Price: {row['price_basis']}")
+        st.caption(f"Price: {plain(row['price_basis'])}")
 
 assumptions(
     [

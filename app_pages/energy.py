@@ -111,10 +111,10 @@ st.vega_lite_chart(
     width="stretch",
 )
 st.caption(
-    f"The {N_CLEANEST} lowest- and {N_DIRTIEST} highest-carbon grids of {regions.height}, with this plan's region "
+    f"The {N_CLEANEST} lowest- and {N_DIRTIEST} highest-carbon grids of {regions.height:d}, with this plan's region "
     "in orange; every region is in the table below."
 )
-with st.expander(f"All {regions.height} regions"):
+with st.expander(f"All {regions.height:d} regions"):
     st.dataframe(
         regions.select(
             pl.col("label").alias("Region"),

@@ -19,6 +19,7 @@ from ui.blocks import (
 from ui.estimate_cache import current_or_stop
 from ui.fixes_box import render_fixes
 from ui.methods_link import methods_link
+from ui.safe_text import plain
 from ui.training_setup import RECOMPUTE_LABELS
 
 st.title("Memory")
@@ -31,10 +32,10 @@ methods_link("memory")
 model_note(est, bool(resolved.shape and resolved.shape.is_moe))
 s = resolved.scenario
 st.markdown(
-    f"**Global batch** = {s.micro_batch} micro-batch × {s.grad_accum} accumulation × {s.dp} replicas "
+    f"**Global batch** = {s.micro_batch:d} micro-batch × {s.grad_accum:d} accumulation × {s.dp:d} replicas "
     f"× {est.seq_len:,} tokens = **{est.global_batch_tokens:,.0f} tokens**"
 )
-st.caption(f"Sequence length {est.seq_len:,} tokens: {est.seq_len_rule}.")
+st.caption(f"Sequence length {est.seq_len:,} tokens: {plain(est.seq_len_rule)}.")
 first, second, third = st.columns(3)
 with first:
     memory_metric(est)

@@ -17,6 +17,7 @@ from ui.methods_data import (
     sources_table,
 )
 from ui.methods_link import TOPICS, requested_topic
+from ui.safe_text import plain
 from ui.state import scenario
 from ui.team_data import origin_markdown, team_error_markdown
 
@@ -172,14 +173,14 @@ def catalogues() -> None:
     st.markdown("**Price snapshots** (dated; a snapshot is never edited, newer prices are a new file):")
     st.dataframe(snapshot_table(cats.prices).to_arrow(), hide_index=True, width="stretch")
     for name, file_name, frame in catalogue_frames(cats):
-        with st.expander(f"Sources of {name} ({file_name})"):
+        with st.expander(f"Sources of {plain(name)} ({plain(file_name)})"):
             st.dataframe(sources_table(frame).to_arrow(), hide_index=True, width="stretch")
 
 
 def accuracy() -> None:
     report = accuracy_report()
     if isinstance(report, str):
-        st.info(report, icon=":material/info:")
+        st.info(plain(report), icon=":material/info:")
         return
     st.markdown(
         "Each published measurement in data/calibration.csv is predicted from its configuration, through the "
@@ -201,15 +202,18 @@ def version() -> None:
     chosen = scenario().snapshot or cats.latest_snapshot()
     team = team_data()
     lines = [
-        f"- App version: **{app_version()}**",
-        f"- Price snapshot in use: **{chosen}**" + (" (the newest)" if not scenario().snapshot else ""),
-        f"- GPU specs checked up to {cats.gpus['as_of'].max()}; grid data version {cats.grid['as_of'].max()}",
-        f"- Team folder: {team.folder or 'none'}" + (f" — {', '.join(team.files)}" if team.files else ""),
+        f"- App version: **{plain(app_version())}**",
+        f"- Price snapshot in use: **{plain(chosen)}**"
+        + (" (the newest)" if not scenario().snapshot else ""),
+        f"- GPU specs checked up to {plain(cats.gpus['as_of'].max())}; grid data version "
+        f"{plain(cats.grid['as_of'].max())}",
+        f"- Team folder: {plain(team.folder or 'none')}"
+        + (f" — {plain(', '.join(team.files))}" if team.files else ""),
     ]
     if team.ignored:
-        lines.append(f"- Files in the team folder that no catalogue reads: {', '.join(team.ignored)}")
+        lines.append(f"- Files in the team folder that no catalogue reads: {plain(', '.join(team.ignored))}")
     for upload in session_uploads().values():
-        lines.append(f"- {origin_markdown('upload')} {upload.file_name} (this browser session only)")
+        lines.append(f"- {origin_markdown('upload')} {plain(upload.file_name)} (this browser session only)")
     st.markdown("\n".join(lines))
 
 

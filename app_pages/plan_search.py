@@ -27,6 +27,7 @@ from ui import search_charts
 from ui.blocks import assumptions
 from ui.compare_table import with_wall_clock
 from ui.data import catalogs
+from ui.safe_text import plain
 from ui.state import scenario, set_scenario
 
 RESULT_KEY = "plan_search.result"  # (base scenario, SearchResult) of the last search
@@ -66,10 +67,10 @@ try:
     priced = list(priced_gpus(base, cats))
     target = target_batch_sequences(base, Space())
 except ValueError as err:
-    st.error(f"Cannot search for this scenario: {err}", icon=":material/error:")
+    st.error(f"Cannot search for this scenario: {plain(err)}", icon=":material/error:")
     st.stop()
 st.caption(
-    f"{base.model or 'Custom model'}, {base.method} training: every GPU type × GPU count × tensor and pipeline "
+    f"{plain(base.model or 'Custom model')}, {plain(base.method)} training: every GPU type × GPU count × tensor and pipeline "
     f"parallelism × ZeRO stage × recompute × micro-batch, with gradient accumulation set so each step trains at "
     f"least {target:,} sequences of {with_sequence_length(base, cats).seq_len:,} tokens (the scenario's global batch)."
 )
@@ -101,7 +102,7 @@ with st.form("search.form", border=True):
         "Best means", OBJECTIVES, format_func=OBJECTIVE_LABELS.get, key="search.objective"
     )
     top_n = fifth.number_input("Results to list", min_value=1, max_value=100, value=10, key="search.top_n")
-    st.caption(f"Pricing: {base.pricing.replace('_', ' ')} (sidebar). Region for CO2e: {base.region}.")
+    st.caption(plain(f"Pricing: {base.pricing.replace('_', ' ')} (sidebar). Region for CO2e: {base.region}."))
     submitted = st.form_submit_button("Search", type="primary", icon=":material/search:", key="search.run")
 
 
@@ -132,7 +133,7 @@ if submitted:
     try:
         _run_search()
     except ValueError as err:
-        st.error(f"Cannot search: {err}", icon=":material/error:")
+        st.error(f"Cannot search: {plain(err)}", icon=":material/error:")
 
 stored = st.session_state.get(RESULT_KEY)
 if stored is None:
@@ -150,18 +151,18 @@ def _apply(rank: int) -> None:
 
 applied = st.session_state.get(APPLIED_KEY)
 if applied:
-    st.success(f"Applied {applied}: every page now shows this configuration.", icon=":material/check:")
+    st.success(plain(f"Applied {applied}: every page now shows this configuration."), icon=":material/check:")
 elif searched_base != base:
     st.warning("The scenario has changed since this search; press Search again for current results.")
 
 for note in result.notes:
-    st.warning(note)
-(st.success if result.top.height else st.error)(result.reason)
+    st.warning(plain(note))
+(st.success if result.top.height else st.error)(plain(result.reason))
 st.caption(
     f"{result.n_evaluated:,} configurations evaluated in {result.elapsed_s:.2f} s on {len(result.gpus)} GPU "
     f"types; {result.n_fit:,} fit in memory, {result.n_feasible:,} meet the constraints."
     + (
-        f" Left out: {'; '.join(f'{k} ({v})' for k, v in result.skipped_gpus.items())}."
+        f" Left out: {plain('; '.join(f'{k} ({v})' for k, v in result.skipped_gpus.items()))}."
         if result.skipped_gpus
         else ""
     )
@@ -212,9 +213,9 @@ if result.frontier.height:
     fastest = result.frontier.row(0, named=True)
     cheapest = result.frontier.row(-1, named=True)
     st.caption(
-        f"The Pareto frontier: {result.frontier.height} configurations, none beaten on both time and cost. "
-        f"From {label(fastest)} ({fmt.hours(fastest['wall_clock_h'])}, {fmt.usd(fastest['cost_usd'])}) to "
-        f"{label(cheapest)} ({fmt.hours(cheapest['wall_clock_h'])}, {fmt.usd(cheapest['cost_usd'])}). "
+        f"The Pareto frontier: {result.frontier.height:d} configurations, none beaten on both time and cost. "
+        f"From {plain(label(fastest))} ({fmt.hours(fastest['wall_clock_h'])}, {fmt.usd(fastest['cost_usd'])}) to "
+        f"{plain(label(cheapest))} ({fmt.hours(cheapest['wall_clock_h'])}, {fmt.usd(cheapest['cost_usd'])}). "
         "The diamond is the winner; rings are the other listed results."
     )
     with st.expander("Frontier table"):

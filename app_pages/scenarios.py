@@ -217,7 +217,7 @@ def manage_section(shown: list[StoredPlan]) -> None:
 def deleted_section(deleted: list[StoredPlan]) -> None:
     if not deleted:
         return
-    with st.expander(f"Recently deleted ({len(deleted)}{'+' * (len(deleted) >= DELETED_SHOWN)})"):
+    with st.expander(f"Recently deleted ({len(deleted)}{'+' if len(deleted) >= DELETED_SHOWN else ''})"):
         for plan in deleted:
             text, undo = st.columns([5, 1], vertical_alignment="center")
             when = updated_label(plan.deleted_at) if plan.deleted_at else ""

@@ -9,6 +9,7 @@ import streamlit as st
 
 from planner import Estimate
 from ui import format as fmt
+from ui.safe_text import plain
 
 
 def breakdown_table(rows: Sequence[tuple[str, str, str]]) -> None:
@@ -43,7 +44,7 @@ def memory_metric(est: Estimate) -> None:
 
 def unavailable_notes(est: Estimate) -> None:
     for figure, reason in est.unavailable.items():
-        st.caption(f":grey[{figure}: unavailable — {reason}]")
+        st.caption(f":grey[{plain(figure)}: unavailable — {plain(reason)}]")
 
 
 def assumptions(lines: Sequence[str]) -> None:
@@ -64,4 +65,4 @@ def model_note(est: Estimate, is_moe: bool) -> None:
 def context_caption(est: Estimate, model_label: str, n_gpus: int) -> None:
     """Which model and hardware the page's figures are for."""
     size = "" if "bare count" in model_label else f" ({est.n_params / 1e9:,.2f} B parameters)"
-    st.caption(f"{model_label}{size} on {est.gpu} × {n_gpus}")
+    st.caption(f"{plain(model_label)}{size} on {plain(est.gpu)} × {n_gpus:d}")

@@ -16,6 +16,7 @@ import streamlit as st
 
 from planner import Catalogs, Estimate, Resolved, Scenario, estimate_resolved, resolve
 from ui.data import catalogs
+from ui.safe_text import plain
 from ui.state import scenario
 
 MEMO_KEY = "estimate_cache.memo"  # no widget uses the key
@@ -76,6 +77,6 @@ def current_or_stop() -> tuple[Estimate, Resolved]:
     try:
         return current()
     except ValueError as err:
-        st.error(f"Cannot estimate this scenario: {err}", icon=":material/error:")
+        st.error(f"Cannot estimate this scenario: {plain(err)}", icon=":material/error:")
         st.stop()
         raise  # unreachable: st.stop ends the run

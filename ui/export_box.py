@@ -47,7 +47,7 @@ def _target_tab(plan: Scenario, target: str, key: str) -> None:
     suffix = found.file_name.rsplit(".", 1)[-1]
     st.code(found.text, language=PREVIEW_LANGUAGE.get(suffix, "text"), line_numbers=False)
     st.download_button(
-        f"Download {found.file_name}",
+        f"Download {plain(found.file_name)}",
         data=found.text,
         file_name=found.file_name,
         mime=MIME.get(suffix, "text/plain"),

@@ -9,6 +9,7 @@ import streamlit as st
 from planner import Resolved, suggest_fixes
 from ui import format as fmt
 from ui.data import catalogs
+from ui.safe_text import plain
 from ui.state import apply_changes
 
 # Overview shows the best few; the Memory page lists them all.
@@ -33,8 +34,8 @@ def render_fixes(resolved: Resolved, *, key: str, limit: int | None = None) -> N
         quality = " May affect quality." if fix.affects_quality else ""
         text, button = st.columns([5, 1], vertical_alignment="center")
         text.markdown(
-            f"{icon} **{fix.label}**: {fmt.gib(fix.peak_gib)} per GPU, "
+            f"{icon} **{plain(fix.label)}**: {fmt.gib(fix.peak_gib)} per GPU, "
             f"{'fits' if fix.fits else 'still too big'}; {fmt.hours(fix.wall_clock_h)}{cost}. "
-            f"{fix.note[:1].upper()}{fix.note[1:]}.{quality}"
+            f"{plain(fix.note[:1].upper() + fix.note[1:])}.{quality}"
         )
         button.button("Apply", key=f"fix.{key}.{index}", on_click=_apply, args=(fix.change, fix.label))

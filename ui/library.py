@@ -9,7 +9,6 @@ and which stored plan (id, version, name) the current plan was loaded from, for 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,6 +29,7 @@ from planner import (
     open_library,
 )
 from ui.data import catalogs
+from ui.safe_text import plain as plain  # re-exported: pages import the escaping with the library helpers
 
 AUTHOR_KEY = "library.author"  # the user's name, typed once per session (never in the URL)
 LOADED_KEY = "library.loaded"  # LoadedPlan: the stored plan the current scenario was loaded (or saved) as
@@ -109,12 +109,6 @@ def flash(kind: str, text: str, *, undo: int | None = None) -> None:
 
 def take_flash() -> list[tuple[str, str, int | None]]:
     return list(st.session_state.pop(FLASH, []))
-
-
-def plain(text: str) -> str:
-    """User text (names, tags, cells) shown as typed: no markdown emphasis, code, links, strikethrough, LaTeX."""
-    # An underscore inside a word (n_gpus) never starts emphasis in CommonMark; one at a word's edge can.
-    return re.sub(r"([\\`*\[\]$~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))", r"\\\1", text)
 
 
 def updated_label(moment: datetime) -> str:

@@ -193,7 +193,7 @@ def upload_report(uploaded: Any) -> None:
         for problem in parsed.problems[:MAX_PROBLEMS_SHOWN]:
             st.error(plain(str(problem)))
         if len(parsed.problems) > MAX_PROBLEMS_SHOWN:
-            st.caption(f"… and {len(parsed.problems) - MAX_PROBLEMS_SHOWN} more problems.")
+            st.caption(f"… and {len(parsed.problems) - MAX_PROBLEMS_SHOWN:d} more problems.")
         return
     for notice in parsed.notices:
         st.info(plain(notice))

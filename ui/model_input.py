@@ -8,6 +8,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from planner import CUSTOM_MODEL, ModelShape, PlannerError, from_validation_error, shape_from_hf_config
+from ui.safe_text import plain
 from ui.state import WIDGET_PREFIX, add_notice, apply_changes, bound, scenario
 
 CUSTOM_LABEL = "Custom (parameter count or imported config)"
@@ -55,7 +56,7 @@ def render_model_picker(presets: list[str]) -> None:
             "A bare count gives compute, cost and model-state memory; activation memory needs a shape."
         )
     else:
-        st.caption(f"Using imported shape **{shape.name}**.")
+        st.caption(f"Using imported shape **{plain(shape.name)}**.")
         if st.button("Forget imported shape", key="forget_shape"):
             apply_changes(model_shape=None, params_b=scenario().params_b or 8.0)
             st.rerun()
@@ -86,7 +87,7 @@ def _apply_config(raw: bytes, name: str) -> None:
     if apply_changes(
         labels={"model_shape": CONFIG_LABEL}, model=CUSTOM_MODEL, model_shape=shape.model_dump()
     ):
-        st.toast(f"Imported {shape.name}: shape applied.")
+        st.toast(f"Imported {plain(shape.name)}: shape applied.")
     st.rerun()
 
 

@@ -7,6 +7,7 @@ import streamlit as st
 from ui.data import catalogs, model_names
 from ui.estimate_cache import derived_values
 from ui.model_input import render_model_picker
+from ui.safe_text import plain
 from ui.state import bound, scenario
 
 NUMBER = st.number_input
@@ -92,7 +93,7 @@ def _gpu_select() -> None:
         help="Type to search. Choosing a GPU fills peak TFLOP/s, VRAM and price below.",
     )
     if canonical(current) != current and current.lower() not in {n.lower() for n in names}:
-        st.caption(f"'{current}' is read as {canonical(current)}.")
+        st.caption(plain(f"'{current}' is read as {canonical(current)}."))
 
 
 def _overridable(
@@ -104,4 +105,4 @@ def _overridable(
         NUMBER, label, field, min_value=0.0, format=fmt, placeholder=f"{hint} ({default_word})", **kwargs
     )
     if value is not None:
-        st.caption(f":orange[✎ Override] — default would be {hint}. Clear the box to use it.")
+        st.caption(f":orange[✎ Override] — default would be {plain(hint)}. Clear the box to use it.")

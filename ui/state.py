@@ -23,6 +23,7 @@ from planner import (
     scenario_from_query,
     scenario_to_query,
 )
+from ui.safe_text import plain
 
 SCENARIO_KEY = "scenario"
 NOTICES_KEY = "notices"
@@ -104,7 +105,7 @@ def add_notice(message: str) -> None:
 def show_notices() -> None:
     """Messages about rejected input, shown once on the next run."""
     for message in st.session_state.get(NOTICES_KEY, []):
-        st.warning(message, icon=":material/error:")
+        st.warning(plain(message), icon=":material/error:")
     st.session_state[NOTICES_KEY] = []
 
 

@@ -25,10 +25,13 @@ from ui.data import (
     team_data,
     upload_snapshot_id,
 )
+from ui.safe_text import plain, plain_lines
 from ui.state import add_notice, apply_changes, scenario
 
 MAX_UPLOAD_MB = 5  # a GPU file is a few kB and a price snapshot under 10 kB; 5 MB is far beyond both
-ERRORS_KEY = "team_data.errors"  # session_state: {kind: message of the last rejected upload}
+ERRORS_KEY = (
+    "team_data.errors"  # session_state: {kind: (headline, problems) of the last rejected upload, raw}
+)
 VERSION_KEY = "team_data.widget_versions"  # {kind: n}; a new n gives that uploader a new key, emptying it
 KINDS = {
     "gpus": ("GPU catalogue", "columns of data/gpus.csv; a GPU with a bundled name replaces it"),
@@ -74,17 +77,17 @@ def origin_note(resolved: Resolved) -> None:
     parts = []
     gpu_origin = resolved.gpu.get("origin")
     if gpu_origin in ORIGINS:
-        parts.append(f"{origin_markdown(gpu_origin)} {resolved.gpu['name']} specs")
+        parts.append(f"{origin_markdown(gpu_origin)} {plain(resolved.gpu['name'])} specs")
     row = price_row(resolved)
     if resolved.scenario.usd_per_gpu_hour is None and row is not None and row.get("origin") in ORIGINS:
-        parts.append(f"{origin_markdown(row['origin'])} price from snapshot {row['snapshot']}")
+        parts.append(f"{origin_markdown(row['origin'])} price from snapshot {plain(row['snapshot'])}")
     if parts:
         st.caption(" · ".join(parts))
 
 
 def problems_markdown(headline: str, problems: str) -> str:
-    """A headline and one bullet per problem line (each names its file, row and column)."""
-    return headline + "\n" + "".join(f"\n- {line}" for line in problems.splitlines())
+    """A headline and one bullet per problem line (each names its file, row and column), lines shown as typed."""
+    return plain(headline) + "\n" + "".join(f"\n- {line}" for line in plain_lines(problems))
 
 
 def team_error_markdown(error: str) -> str:
@@ -109,7 +112,7 @@ def render_data_uploads() -> None:
     errors = st.session_state.get(ERRORS_KEY, {})
     expanded = bool(errors or session_uploads())  # stays open after an upload, so its status shows
     with st.expander("Your own GPUs and prices", icon=":material/upload_file:", expanded=expanded):
-        st.caption(_team_status(team.folder, team.files, team.error))
+        st.caption(plain(_team_status(team.folder, team.files, team.error)))
         for kind in KINDS:
             _uploader(kind, errors.get(kind))
 
@@ -123,7 +126,7 @@ def _team_status(folder: str, files: tuple[str, ...], error: str | None) -> str:
     return f"Team folder {folder}: {listed}."
 
 
-def _uploader(kind: str, error: str | None) -> None:
+def _uploader(kind: str, error: tuple[str, str] | None) -> None:
     label, help_text = KINDS[kind]
     key = f"team_data.w.{kind}.{st.session_state.get(VERSION_KEY, {}).get(kind, 0)}"
     st.file_uploader(
@@ -136,10 +139,10 @@ def _uploader(kind: str, error: str | None) -> None:
         max_upload_size=MAX_UPLOAD_MB,
     )
     if error:
-        st.error(error, icon=":material/error:")
+        st.error(problems_markdown(*error), icon=":material/error:")
     upload = session_uploads().get(kind)
     if upload is not None:
-        st.caption(f"{origin_markdown(UPLOAD)} in use: {upload.file_name} — {_summary(upload)}")
+        st.caption(f"{origin_markdown(UPLOAD)} in use: {plain(upload.file_name)} — {plain(_summary(upload))}")
         st.button("Stop using it", key=f"team_data.remove.{kind}", on_click=_remove, args=(kind,))
 
 
@@ -170,7 +173,7 @@ def _on_upload(kind: str, key: str) -> None:
     try:
         merge_uploads(team_data().catalogs, candidate)
     except CatalogError as err:
-        errors[kind] = problems_markdown(f"{file.name} is not used; the data in use is unchanged.", str(err))
+        errors[kind] = (f"{file.name} is not used; the data in use is unchanged.", str(err))
         return
     st.session_state[UPLOADS_KEY] = candidate
 

@@ -12,6 +12,7 @@ inputs package applies it to the Scenario (`planner.inputs.errors.scenario_error
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +20,14 @@ from pydantic import BaseModel, ValidationError
 
 MAX_VALUE_CHARS = 60  # a pasted blob is cut in the message; the full value stays in `value`
 N_CLOSEST = 3  # names suggested for an unknown one
+# A name that identifies a catalogue row (a GPU, a price row's GPU, a region, a model preset): the key that
+# share links, saved plans and lookups carry. Letters and digits of any script, spaces and the separators the
+# bundled names use ("A100 80GB SXM", "Llama 3.1 8B", "us-east-1"). None of these characters is active in
+# markdown, so a name can never turn into a link, image, icon or formula wherever it is shown (issue 18,
+# item 2). Labels (a model shape's name, plan names, tags, notes) stay free text, escaped where they are shown.
+NAME_CHAR_CLASS = r"\w .+()/-"  # inside [...] in Python's and polars' (Rust) regex alike
+NAME_PATTERN = re.compile(f"[{NAME_CHAR_CLASS}]*")
+NAME_CHARS = "letters, digits, spaces and . - _ + ( ) /"
 
 
 class PlannerError(ValueError):
@@ -79,6 +88,18 @@ class PlannerError(ValueError):
 
     def __str__(self) -> str:
         return self.describe()
+
+
+def check_name(value: str, field: str = "") -> str:
+    """`value` when it is a name of NAME_CHARS only; else a PlannerError naming the allowed characters.
+
+    Inside a pydantic field validator leave `field` empty: the error's location names the field."""
+    if NAME_PATTERN.fullmatch(value) is None:
+        bad = "".join(dict.fromkeys(ch for ch in value if NAME_PATTERN.fullmatch(ch) is None))
+        raise PlannerError(
+            field, f"has characters a name cannot use: {bad[:20]}", value=value, allowed=NAME_CHARS
+        )
+    return value
 
 
 def from_validation_error(err: ValidationError, model: type[BaseModel]) -> PlannerError:

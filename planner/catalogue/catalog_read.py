@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from planner.catalogue.catalog_schema import Column, TableSpec
-from planner.errors import PlannerError
+from planner.errors import NAME_CHAR_CLASS, NAME_CHARS, PlannerError
 
 FILE_COL, ROW_COL = "_file", "_row"
 MAX_LISTED_PROBLEMS = 5
@@ -205,6 +205,8 @@ def _column_problems(
         checks.append((too_low, f"must be {'>' if column.low_open else '>='} {column.low:g}"))
     if column.high is not None:
         checks.append((value > column.high, f"must be <= {column.high:g}"))
+    if column.is_name:
+        checks.append((~value.str.contains(f"^[{NAME_CHAR_CLASS}]*$"), f"a name may use only {NAME_CHARS}"))
     if column.choices is not None:
         checks.append(
             (value.is_not_null() & ~value.is_in(column.choices), f"must be one of {column.choices}")

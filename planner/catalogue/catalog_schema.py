@@ -49,6 +49,7 @@ class Column:
     high: float | None = None
     low_open: bool = False  # True: the value must be strictly above `low`
     choices: tuple[str, ...] | None = None
+    is_name: bool = False  # an identifier (planner.errors.NAME_CHARS only): it travels in share links
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,10 @@ def _text(name: str, required: bool = True, choices: tuple[str, ...] | None = No
     return Column(name, pl.String, required=required, choices=choices)
 
 
+def _name(name: str) -> Column:
+    return Column(name, pl.String, is_name=True)
+
+
 def _positive(name: str, high: float, required: bool = True) -> Column:
     return Column(name, pl.Float64, required=required, low=0.0, high=high, low_open=True)
 
@@ -81,7 +86,7 @@ _NOTE = Column("note", pl.String, required=False)
 GPUS = TableSpec(
     "gpus.csv",
     (
-        _text("name"),
+        _name("name"),
         _text("vendor"),
         _text("aliases", required=False),
         _text("generation", choices=GENERATIONS),
@@ -104,7 +109,7 @@ GPUS = TableSpec(
 PRICES = TableSpec(
     "prices/<snapshot>.csv",
     (
-        _text("gpu"),
+        _name("gpu"),
         _positive("usd_per_gpu_hour_median", MAX_USD_PER_GPU_HOUR),
         _positive("usd_per_gpu_hour_low", MAX_USD_PER_GPU_HOUR, required=False),
         _positive("usd_per_gpu_hour_high", MAX_USD_PER_GPU_HOUR, required=False),
@@ -133,7 +138,7 @@ PRICING = TableSpec(
 GRID = TableSpec(
     "grid_intensity.csv",
     (
-        _text("region"),
+        _name("region"),
         _text("label"),
         _text("country", required=False),
         _text("provider", required=False),

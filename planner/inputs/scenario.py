@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from planner.errors import PlannerError, numeric_range
+from planner.errors import PlannerError, check_name, numeric_range
 from planner.model.shape import ModelShape
 
 Method = Literal["full", "lora", "qlora"]
@@ -153,6 +153,11 @@ class Scenario(BaseModel):
     @classmethod
     def _strip(cls, value: str) -> str:
         return value.strip()
+
+    @field_validator("gpu", "region", "model")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        return check_name(value)  # catalogue names: they travel in share links
 
     @model_validator(mode="after")
     def _layout(self) -> Scenario:

@@ -29,23 +29,29 @@ _ESCAPED = re.compile(r"([\\`*\[\]<>#|~$&]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")
 _LEADING_MARKER = re.compile(r"^(\s*)([-+=])")
 _LEADING_NUMBER = re.compile(r"^(\s*)(\d+)([.)])")
 # Patterns matched on the parsed text, which backslashes cannot reach (see the module note).
-_COLON = re.compile(r":(?=\S)")  # :smile:, :streamlit:, :material/...:, :red[...], http://
+# :smile:, :100:, :+1:, :streamlit:, :material/...:, :red[...], http:// — but not "127.0.0.1:8080" or "10: 3".
+_COLON = re.compile(r":(?=[^\W\d]|[/+\-\[]|\d[\w+-]*:)")
 _AT = re.compile(r"@(?=\S)")  # a@example.com becomes a mailto link
 _WWW = re.compile(r"(www)(?=\.)", re.IGNORECASE)  # www.example.com becomes a link
-# Every line break a markdown renderer may honour: user text is shown on one line, so it can never start a
-# heading, list, quote or code block of its own below the sentence it sits in.
-_LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
+# CommonMark's line endings (\n, \r; no other character ends a line for it): user text is shown on one line,
+# so it can never start a heading, list, quote or code block of its own below the sentence it sits in.
+_LINE_BREAKS = re.compile(r"[\r\n]+")
 
 
 def plain(text: object) -> str:
     """Markdown that Streamlit renders as exactly `str(text)`, on one line: no markup, icon, link or formula."""
-    shown = _LINE_BREAKS.sub(" ", str(text))
+    shown = one_line(str(text))
     shown = _ESCAPED.sub(r"\\\1", shown)
     shown = _LEADING_MARKER.sub(r"\1\\\2", shown)
     shown = _LEADING_NUMBER.sub(r"\1\2\\\3", shown)
     shown = _COLON.sub(":" + WORD_JOINER, shown)
     shown = _AT.sub("@" + WORD_JOINER, shown)
     return _WWW.sub(r"\1" + WORD_JOINER, shown)
+
+
+def one_line(text: str) -> str:
+    """`text` with each run of line breaks made one space: the words `plain` shows."""
+    return _LINE_BREAKS.sub(" ", text)
 
 
 def plain_lines(text: str) -> list[str]:

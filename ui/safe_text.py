@@ -27,7 +27,7 @@ WORD_JOINER = "\u2060"
 _ESCAPED = re.compile(r"([\\`*\[\]<>#|~$&]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")
 # Markers that start a block only at the start of a line: lists (- + 1. 1)), setext underlines (= -).
 _LEADING_MARKER = re.compile(r"^(\s*)([-+=])")
-_LEADING_NUMBER = re.compile(r"^(\s*)(\d+)([.)])")
+_LEADING_NUMBER = re.compile(r"^(\s*)(\d+)([.)])(?=\s|$)")  # "1. " starts a list, "127.0.0.1" does not
 # Patterns matched on the parsed text, which backslashes cannot reach (see the module note).
 # :smile:, :100:, :+1:, :streamlit:, :material/...:, :red[...], http:// — but not "127.0.0.1:8080" or "10: 3".
 _COLON = re.compile(r":(?=[^\W\d]|[/+\-\[]|\d[\w+-]*:)")

@@ -54,7 +54,7 @@ if est.peak_gib_per_device is not None:
     st.caption(
         f"The bar adds every component at its own largest, {fmt.gib(float(components['gib'].sum()))}. They are "
         "not all held at once: gradients grow as the backward pass frees activations, and activations and logits "
-        f"are gone by the optimizer step. The peak per GPU, during the {est.peak_phase}, is "
+        f"are gone by the optimizer step. The peak per GPU, during the {plain(est.peak_phase)}, is "
         f"{fmt.gib(est.peak_gib_per_device)}."
     )
 breakdown_table(

@@ -47,7 +47,7 @@ def _overrides() -> None:
     s = scenario()
     replaced = [word for field, word in OVERRIDE_FIELDS.items() if getattr(s, field) is not None]
     if replaced:
-        st.caption(":orange[✎ Overridden:] " + ", ".join(replaced))
+        st.caption(":orange[✎ Overridden:] " + plain(", ".join(replaced)))
     derived = derived_values()
     with st.expander("Peak, VRAM, price and MFU", expanded=bool(replaced)):
         _overridable(

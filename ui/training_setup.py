@@ -11,6 +11,7 @@ import streamlit as st
 
 from planner import Scenario
 from ui.estimate_cache import current_resolved
+from ui.safe_text import plain
 from ui.state import bound, scenario
 
 METHOD_LABELS = {"full": "Full fine-tune", "lora": "LoRA", "qlora": "QLoRA (4-bit base)"}
@@ -54,7 +55,7 @@ def setup_summary(s: Scenario, derived_seq_len: int | None) -> str:
 
 def render_training_setup(expanded: bool = False) -> None:
     st.subheader("Training setup")
-    st.caption(setup_summary(scenario(), _derived_seq_len()))
+    st.caption(plain(setup_summary(scenario(), _derived_seq_len())))
     with st.expander("Method, batch, sharding, memory savers", expanded=expanded):
         _method_inputs()
         _batch_inputs()

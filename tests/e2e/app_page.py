@@ -153,7 +153,8 @@ class AppPage:
         self.page.set_viewport_size(
             {"width": size["width"], "height": max(size["height"], min(height, 8000))}
         )
-        grids = self.page.get_by_test_id("stDataFrame")
+        # Only a grid on screen paints its canvas (one inside a closed expander does not).
+        grids = self.page.locator("[data-testid='stDataFrame']:visible")
         if grids.count():
             grids.first.locator("canvas").first.wait_for(state="attached", timeout=RUN_TIMEOUT_MS)
         self.page.wait_for_timeout(600)  # data grids and charts paint a moment after a resize

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.garbage import freeze_long_lived_objects
 from ui.share import share_popover
 from ui.sidebar import render_sidebar
 from ui.state import init_state, show_notices, sync_query_params
@@ -50,3 +51,5 @@ navigation.run()
 with notice_area:
     show_notices()
 sync_query_params()
+# Last: keeps Streamlit's collection after this run from walking every imported object again (ui/garbage.py).
+freeze_long_lived_objects()

@@ -36,8 +36,7 @@ PAGES = {
 navigation = st.navigation(PAGES)
 with st.sidebar:
     render_sidebar()
-    # Open where the page explains these inputs; closed elsewhere, with a summary line, to keep the sidebar short.
-    render_training_setup(expanded=navigation.title == "Memory")
+    render_training_setup(navigation.title)
     render_data_uploads()
     share_popover()
 # Rejected inputs are reported at the top of the page; the area is filled last so that messages queued by

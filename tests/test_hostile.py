@@ -29,6 +29,7 @@ from planner.inputs.scenario import Scenario
 from tests.shown_text import shown as shown_text
 from ui.safe_text import one_line
 from ui.state import NOTICES_KEY, SCENARIO_KEY
+from ui.training_setup import OPEN_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -351,6 +352,9 @@ def _rejected(before: Scenario, field: str, value: Any) -> bool:
 @given(st.sampled_from(PAGES), st.lists(CHANGES, min_size=1, max_size=3))
 def test_fuzzed_widget_values_never_raise(page: str, changes: list[dict[str, Any]]) -> None:
     at = new_app()
+    at.session_state[OPEN_KEY] = (
+        True  # fuzz the sidebar's training setup too (it draws inputs only when open)
+    )
     at.switch_page(page).run()
     assert_healthy(at, page)
     done = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ui.state import NOTICES_KEY, SCENARIO_KEY
+from ui.training_setup import OPEN_KEY
 
 
 def told(at) -> list[str]:
@@ -11,6 +12,7 @@ def told(at) -> list[str]:
 
 
 def test_a_bad_gpu_count_names_the_sidebar_widget(app):
+    app.session_state[OPEN_KEY] = True  # the sidebar's training setup draws its inputs only while open
     app.switch_page("app_pages/compute.py").run()
     app.number_input(key="w.tp").set_value(4).run()
     app.number_input(key="w.n_gpus").set_value(6).run()
@@ -20,6 +22,7 @@ def test_a_bad_gpu_count_names_the_sidebar_widget(app):
 
 
 def test_a_rule_broken_from_another_widget_names_that_widget_and_the_input_it_is_about(app):
+    app.session_state[OPEN_KEY] = True  # the sidebar's training setup draws its inputs only while open
     app.switch_page("app_pages/compute.py").run()
     app.number_input(key="w.tp").set_value(3).run()
     assert not app.exception

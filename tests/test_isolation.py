@@ -51,6 +51,11 @@ ALLOWED_SHARED = {
     ("ui/data.py", "_stamps"): "file stamps of the team folder, the same for every session",
     ("ui/data.py", "_team"): "the team folder's catalogues, the same for every session",
     ("ui/data.py", "_merged"): "content-addressed by the SHA-256 of the uploads: a session only gets its own",
+    (
+        "ui/garbage.py",
+        "_modules_at_last_freeze",
+    ): "how many modules the process had at its last gc.freeze(): a "
+    "process-wide fact about imports, holding no session's data",
 }
 
 

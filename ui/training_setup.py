@@ -27,7 +27,8 @@ ZERO_LABELS = {
     2: "2 (+gradients, SHARD_GRAD_OP)",
     3: "3 (+weights, FULL_SHARD)",
 }
-EXPANDED_KEY = "setup.expanded"  # the Memory page opens the section: its inputs are what that page explains
+OPEN_KEY = "setup.open"  # the section's open state (Streamlit keeps it under this key)
+LAST_PAGE_KEY = "setup.last_page"  # the page of the previous run: arriving on Memory opens the section
 
 
 def setup_summary(s: Scenario, derived_seq_len: int | None) -> str:
@@ -53,10 +54,23 @@ def setup_summary(s: Scenario, derived_seq_len: int | None) -> str:
     return " · ".join(parts)
 
 
-def render_training_setup(expanded: bool = False) -> None:
+def render_training_setup(page_title: str) -> None:
+    """The summary, and the inputs only while the section is open.
+
+    Streamlit draws every widget of a closed expander on each run all the same; these twenty-odd widgets were
+    then about half of a rerun's server CPU under load (bench/load_bench.py), so a closed section draws none.
+    Arriving on the Memory page opens it: that page explains these inputs.
+    """
+    ss = st.session_state
+    if page_title == "Memory" and ss.get(LAST_PAGE_KEY) != "Memory":
+        ss[OPEN_KEY] = True
+    ss[LAST_PAGE_KEY] = page_title
     st.subheader("Training setup")
     st.caption(plain(setup_summary(scenario(), _derived_seq_len())))
-    with st.expander("Method, batch, sharding, memory savers", expanded=expanded):
+    section = st.expander("Method, batch, sharding, memory savers", key=OPEN_KEY, on_change="rerun")
+    if not section.open:
+        return
+    with section:
         _method_inputs()
         _batch_inputs()
         _sharding_inputs()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from ui.sidebar import OVERRIDES_OPEN_KEY
+
 PAGES = [
     "app_pages/overview.py",
     "app_pages/compute.py",
@@ -47,6 +49,8 @@ def test_gpu_choice_fills_vram_and_price(app):
 
 
 def test_invalid_entry_keeps_previous_value_and_says_why(app):
+    app.session_state[OVERRIDES_OPEN_KEY] = True  # the overrides draw their inputs only when open
+    app.run()
     app.sidebar.number_input(key="w.mfu").set_value(0.0).run()
     assert app.session_state["scenario"].mfu is None
     # the notice names the widget's label and the allowed range, not the internal field name
@@ -56,5 +60,7 @@ def test_invalid_entry_keeps_previous_value_and_says_why(app):
 
 
 def test_override_is_marked(app):
+    app.session_state[OVERRIDES_OPEN_KEY] = True  # the overrides draw their inputs only when open
+    app.run()
     app.sidebar.number_input(key="w.peak_tflops").set_value(400.0).run()
     assert any("Override" in c.value for c in app.sidebar.caption)

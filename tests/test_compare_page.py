@@ -14,6 +14,7 @@ from planner.decide.compare import compare_gpus, pareto_frontier
 from planner.inputs.scenario import Scenario
 from ui import compare_charts, compare_table
 from ui import format as fmt
+from ui.sidebar import OVERRIDES_OPEN_KEY
 
 PAGE = "app_pages/compare.py"
 
@@ -147,6 +148,8 @@ def test_scenario_gpu_row_matches_the_overview(app, gpu):
 
 
 def test_a_price_quote_stays_with_the_scenario_gpu(app):
+    app.session_state[OVERRIDES_OPEN_KEY] = True  # the overrides draw their inputs only when open
+    app.run()
     app.sidebar.number_input(key="w.usd_per_gpu_hour").set_value(1.0).run()
     app.switch_page("app_pages/overview.py").run()
     overview_cost = metric(app, "Cost")

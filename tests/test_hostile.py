@@ -28,6 +28,7 @@ from planner.catalogue.catalog import default_catalogs
 from planner.inputs.scenario import Scenario
 from tests.shown_text import shown as shown_text
 from ui.safe_text import one_line
+from ui.sidebar import OVERRIDES_OPEN_KEY
 from ui.state import NOTICES_KEY, SCENARIO_KEY
 from ui.training_setup import OPEN_KEY
 
@@ -211,6 +212,8 @@ def test_notices_show_on_a_page_that_stops_early() -> None:
         pytest.skip("the Plan search page (app_pages/plan_search.py) is not registered in app.py yet")
     at = new_app()
     at.switch_page("app_pages/plan_search.py").run()
+    at.session_state[OVERRIDES_OPEN_KEY] = True  # the overrides draw their inputs only when open
+    at.run()
     at.number_input(key="w.peak_tflops").set_value(0.0).run()
     assert any(w.value.startswith("Peak TFLOP/s (dense, training precision): ") for w in at.warning), shown(
         at

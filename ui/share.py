@@ -42,8 +42,11 @@ def render_share_link(*, caption: bool = True) -> None:
 
 def share_popover(label: str = "Copy link") -> None:
     """A compact button for any page's header that opens the link."""
-    with st.popover(label, icon=":material/link:"):
-        render_share_link()
+    # Drawn only while open: the link is rebuilt on opening, and a closed button costs one message per rerun.
+    box = st.popover(label, icon=":material/link:", key="share.open", on_change="rerun")
+    if box.open:
+        with box:
+            render_share_link()
 
 
 def _page_url() -> str:

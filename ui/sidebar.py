@@ -33,6 +33,7 @@ def render_sidebar() -> None:
     _overrides()
 
 
+OVERRIDES_OPEN_KEY = "overrides.open"  # the section's open state (Streamlit keeps it under this key)
 OVERRIDE_FIELDS = {
     "peak_tflops": "peak TFLOP/s",
     "vram_gib": "VRAM",
@@ -48,8 +49,14 @@ def _overrides() -> None:
     replaced = [word for field, word in OVERRIDE_FIELDS.items() if getattr(s, field) is not None]
     if replaced:
         st.caption(":orange[✎ Overridden:] " + plain(", ".join(replaced)))
+    ss = st.session_state
+    if replaced and OVERRIDES_OPEN_KEY not in ss:
+        ss[OVERRIDES_OPEN_KEY] = True  # a link or a loaded plan with an override opens on it
+    section = st.expander("Peak, VRAM, price and MFU", key=OVERRIDES_OPEN_KEY, on_change="rerun")
+    if not section.open:
+        return  # a closed section draws no inputs: each is a message and widget work on every rerun
     derived = derived_values()
-    with st.expander("Peak, VRAM, price and MFU", expanded=bool(replaced)):
+    with section:
         _overridable(
             "Peak TFLOP/s (dense, training precision)",
             "peak_tflops",

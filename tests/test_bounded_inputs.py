@@ -220,3 +220,16 @@ def test_scenarios_csv_with_deep_model_shape_names_the_row_and_column():
     parsed = read_scenarios_csv('name,model_shape\nplan,"' + "[" * 5_000 + '"\n')
     assert [(p.row, p.column) for p in parsed.problems] == [(2, "model_shape")]
     assert "5,000 levels deep" in parsed.problems[0].problem
+
+
+# --- share links ------------------------------------------------------------------------------------------
+
+
+def test_an_overlong_query_string_is_ignored_whole_with_one_notice():
+    from planner.inputs.bounded_read import MAX_QUERY_STRING_CHARS
+    from planner.inputs.query import scenario_from_query
+
+    scenario, notices = scenario_from_query({"n_gpus": "16", "gpu": "x" * MAX_QUERY_STRING_CHARS})
+    assert scenario.n_gpus == 8 and len(notices) == 1  # the default plan: nothing of the link was read
+    assert f"{MAX_QUERY_STRING_CHARS + 11:,} characters" in notices[0]
+    assert scenario_from_query({"n_gpus": "16"})[0].n_gpus == 16

@@ -94,7 +94,10 @@ gpus = sorted(prices["gpu"].unique().to_list())
 default = [g for g in (est.gpu, "H100 SXM", "A100 80GB SXM") if g in gpus]
 chosen = st.multiselect("GPUs", gpus, default=list(dict.fromkeys(default)), key="price_history_gpus")
 history = prices.filter(pl.col("gpu").is_in(chosen)).select(
-    "gpu", pl.col("snapshot").str.to_date(), "usd_per_gpu_hour_median"
+    # The date the loader took from each validated snapshot id; ids themselves are never parsed here.
+    "gpu",
+    pl.col("snapshot_date").alias("snapshot"),
+    "usd_per_gpu_hour_median",
 )
 st.vega_lite_chart(spec=charts.price_history(history), width="stretch")
 assumptions(

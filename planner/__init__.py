@@ -26,8 +26,9 @@ from planner.catalogue.catalog import (
     default_catalogs,
     overlay,
 )
-from planner.catalogue.catalog_overlay import TEAM_FILES
-from planner.catalogue.catalog_tables import MAX_SNAPSHOT_ID_CHARS, SNAPSHOT_ID
+from planner.catalogue.catalog_overlay import TEAM_FILES, unread_files
+from planner.catalogue.catalog_read import CATALOGUE_FILE as CATALOGUE_FILE_LIMIT
+from planner.catalogue.catalog_tables import MAX_SNAPSHOT_ID_CHARS, SNAPSHOT_ID, snapshot_date
 from planner.catalogue.models import preset_names
 from planner.catalogue.paths import bundle_dir, bundled_data_dir
 from planner.decide.compare import MAX_GPUS as COMPARE_MAX_GPUS
@@ -152,6 +153,9 @@ __all__ = [  # noqa: RUF022 (grouped by part of the pipeline, the core first, no
     "DATA_DIR_ENV",
     "UPLOAD",
     "TEAM_FILES",
+    "CATALOGUE_FILE_LIMIT",
+    "unread_files",
+    "snapshot_date",
     "LayerFile",
     "overlay",
     "MAX_SNAPSHOT_ID_CHARS",

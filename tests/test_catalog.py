@@ -321,7 +321,7 @@ def test_price_upload_accepts_aliases_and_rejects_unknown_names() -> None:
     bad = (header + "h100,2.5,neocloud_list,our quote,2026-11-20\nZ9000,1,index,x,2026-11-20\n").encode()
     with pytest.raises(CatalogError, match=r"row 3, column 'gpu': unknown GPU 'Z9000'"):
         _upload("prices/2026-11-20.csv", bad)
-    with pytest.raises(CatalogError, match="must start with a date"):
+    with pytest.raises(CatalogError, match="file name must be a date YYYY-MM-DD"):
         _upload("prices/latest.csv", good)
 
 

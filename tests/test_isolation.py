@@ -50,7 +50,6 @@ MUTATING_METHODS = {
 ALLOWED_SHARED = {
     ("ui/data.py", "_stamps"): "file stamps of the team folder, the same for every session",
     ("ui/data.py", "_team"): "the team folder's catalogues, the same for every session",
-    ("ui/data.py", "_merged"): "content-addressed by the SHA-256 of the uploads: a session only gets its own",
     (
         "ui/garbage.py",
         "_modules_at_last_freeze",

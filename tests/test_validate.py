@@ -308,7 +308,7 @@ def test_duplicate_ids_and_unreadable_files_are_bad_input(tmp_path, capsys, bund
         ("twice.csv", "line 3, column case_id: 'LF-01' appears twice"),
         ("empty.csv", "empty file"),
         ("binary.csv", "not UTF-8 text"),
-        ("missing.csv", "cannot read the case file"),
+        ("missing.csv", "cannot be read (No such file"),
     ]:
         assert cli_main(["validate", "--cases", str(tmp_path / name)]) == 2
         lines = capsys.readouterr().err.strip().splitlines()

@@ -5,8 +5,10 @@ own data"); a user can also upload a GPU file or a price snapshot for their own 
 (`ui.team_data`). Pages call `catalogs()` several times per rerun, so its usual path is a few dictionary
 look-ups: the team folder is looked at (file sizes and modification times) at most every `RECHECK_S`
 seconds, so a team adding a quote snapshot shows up without a restart; loads are memoised by those file
-stamps, and a session's merged view by the SHA-256 of its uploads. A broken team file never breaks the app:
-the bundled data is used alone and `team_data().error` names the file, row and column.
+stamps. A session's merged view lives in its own `st.session_state` (released when the session ends, never
+seen by another session), keyed by everything that shapes it: the team folder's stamps and each upload's kind,
+file name, snapshot id and SHA-256. A broken team file never breaks the app: the bundled data is used alone
+and `team_data().error` names the file, row and column.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -25,8 +26,6 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from planner import (
     DATA_DIR_ENV,
-    MAX_SNAPSHOT_ID_CHARS,
-    SNAPSHOT_ID,
     TEAM_FILES,
     UPLOAD,
     CatalogError,
@@ -36,13 +35,15 @@ from planner import (
     default_catalogs,
     overlay,
     preset_names,
+    snapshot_date,
+    unread_files,
 )
 
 OVERLAY_ENV = DATA_DIR_ENV  # PLANNER_DATA_DIR, read by planner.catalogue.catalog.catalogs_from_environment
 RECHECK_S = 5.0  # the team folder may look this stale; re-stating a handful of files costs well under 1 ms
 UPLOADS_KEY = "team_data.uploads"  # session_state: {"gpus"|"prices": Upload}; no widget uses the key
 MERGE_ERROR_KEY = "team_data.merge_error"
-_MAX_MERGED = 32  # merged views kept in memory (each is a few hundred kB)
+MERGED_KEY = "team_data.merged"  # session_state: (key, merged catalogues or why not) of this session
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class TeamData:
     catalogs: Catalogs
     folder: str  # PLANNER_DATA_DIR as given; "" when unset
     files: tuple[str, ...]  # team files read, relative to the folder
-    ignored: tuple[str, ...]  # CSV files in the folder that no catalogue reads (a typo in a name?)
+    ignored: tuple[str, ...]  # a line per file no catalogue reads (a typo in its name?) naming the closest
     error: str | None  # why the team folder is not in use; the bundled data is then used alone
 
 
@@ -69,7 +70,6 @@ class Upload:
 _lock = threading.Lock()
 _stamps: dict[str, tuple[float, tuple]] = {}  # folder -> (when looked at, file stamps)
 _team: dict[tuple, TeamData] = {}  # (folder, stamps) -> loaded
-_merged: OrderedDict[tuple, Catalogs | str] = OrderedDict()  # (team key, upload hashes) -> merged, or why not
 
 
 def catalogs() -> Catalogs:
@@ -78,21 +78,36 @@ def catalogs() -> Catalogs:
     uploads = session_uploads()
     if not uploads:
         return team.catalogs
-    merged_key = (key, tuple(sorted((kind, u.sha256) for kind, u in uploads.items())))
-    merged = _merged.get(merged_key)
-    if merged is None:
+    merged_key = (key, upload_key(uploads))
+    cached = st.session_state.get(MERGED_KEY)
+    if cached is not None and cached[0] == merged_key:
+        merged = cached[1]
+    else:
         try:
             merged = merge_uploads(team.catalogs, uploads)
         except CatalogError as err:  # the team data changed under an upload: keep working without it
             merged = str(err)
-        with _lock:
-            _merged[merged_key] = merged
-            while len(_merged) > _MAX_MERGED:
-                _merged.popitem(last=False)
+        st.session_state[MERGED_KEY] = (merged_key, merged)  # one entry: the previous view is let go
     if isinstance(merged, str):
         st.session_state[MERGE_ERROR_KEY] = merged
         return team.catalogs
     return merged
+
+
+def use_uploads(uploads: Mapping[str, Upload]) -> None:
+    """Make `uploads` this session's uploads if they merge over the team data; CatalogError if not."""
+    team, key = _team_data_and_key()
+    merged = merge_uploads(team.catalogs, uploads)
+    st.session_state[UPLOADS_KEY] = dict(uploads)
+    st.session_state[MERGED_KEY] = ((key, upload_key(uploads)), merged)  # checked once, not merged again
+
+
+def upload_key(uploads: Mapping[str, Upload]) -> tuple:
+    """Everything about the uploads that shapes the merged catalogues: the bytes, and the name, which sets the
+    snapshot id (today's date for an undated quote, so the key changes at midnight too) and the file label."""
+    return tuple(
+        sorted((kind, u.file_name, upload_snapshot_id(u.file_name), u.sha256) for kind, u in uploads.items())
+    )
 
 
 def team_data() -> TeamData:
@@ -111,7 +126,6 @@ def clear_data_cache() -> None:
     with _lock:
         _stamps.clear()
         _team.clear()
-        _merged.clear()
 
 
 @st.cache_resource(show_spinner=False)
@@ -166,7 +180,7 @@ def _load_team(folder: str) -> TeamData:
         return TeamData(bundled, "", (), (), None)
     path = Path(folder)
     files = tuple(name for name, _, _ in _stat_files(path) if name in TEAM_FILES or name.startswith("prices"))
-    ignored = tuple(p.name for p in sorted(path.glob("*.csv")) if p.name not in TEAM_FILES)
+    ignored = tuple(unread_files(path))
     try:  # the same function the CLI calls, so the app and `planner compare` see the same catalogues
         return TeamData(catalogs_from_environment({OVERLAY_ENV: folder}), folder, files, ignored, None)
     except CatalogError as err:
@@ -199,6 +213,8 @@ def upload_snapshot_id(file_name: str) -> str:
     """A price upload's snapshot id: the file name when it is one (2026-12-01.csv, 2026-12-01-acme.csv),
     otherwise today's date with "-upload", so a quote without a dated name is the newest snapshot."""
     stem = Path(file_name).stem.strip()
-    if len(stem) <= MAX_SNAPSHOT_ID_CHARS and SNAPSHOT_ID.match(stem):
-        return stem
-    return f"{date.today().isoformat()}-upload"
+    try:
+        snapshot_date(stem)  # the one rule for ids (planner.catalogue.catalog_tables)
+    except ValueError:
+        return f"{date.today().isoformat()}-upload"
+    return stem

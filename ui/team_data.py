@@ -12,23 +12,24 @@ from typing import Any
 
 import streamlit as st
 
-from planner import CatalogError, Resolved, Scenario
+from planner import CATALOGUE_FILE_LIMIT, MAX_SNAPSHOT_ID_CHARS, CatalogError, Resolved, Scenario
 from ui.data import (
     MERGE_ERROR_KEY,
     OVERLAY_ENV,
     UPLOAD,
-    UPLOADS_KEY,
     Upload,
     catalogs,
-    merge_uploads,
     session_uploads,
     team_data,
     upload_snapshot_id,
+    use_uploads,
 )
 from ui.safe_text import plain, plain_lines
 from ui.state import add_notice, apply_changes, scenario
 
-MAX_UPLOAD_MB = 5  # a GPU file is a few kB and a price snapshot under 10 kB; 5 MB is far beyond both
+# Streamlit counts the upload limit in whole MB (10^6 bytes): the catalogue file limit, which the overlay checks
+# again to the byte (planner.catalogue.catalog_read.CATALOGUE_FILE, with its reason).
+MAX_UPLOAD_MB = max(1, CATALOGUE_FILE_LIMIT.max_bytes // 1_000_000)
 ERRORS_KEY = (
     "team_data.errors"  # session_state: {kind: (headline, problems) of the last rejected upload, raw}
 )
@@ -37,8 +38,9 @@ KINDS = {
     "gpus": ("GPU catalogue", "columns of data/gpus.csv; a GPU with a bundled name replaces it"),
     "prices": (
         "Price quotes",
-        "columns of data/prices/*.csv; name the file YYYY-MM-DD.csv for that snapshot date, "
-        "otherwise it becomes today's snapshot",
+        "columns of data/prices/*.csv; name the file YYYY-MM-DD.csv (or YYYY-MM-DD-suffix.csv, letters, "
+        f"digits, - and _, at most {MAX_SNAPSHOT_ID_CHARS} characters) for that snapshot, otherwise it "
+        "becomes today's snapshot",
     ),
 }
 ORIGINS = {
@@ -105,6 +107,8 @@ def render_data_uploads() -> None:
         st.error(team_error_markdown(team.error), icon=":material/error:")
         first = team.error.splitlines()[0]
         add_notice(f"The team's data is not used (details in the sidebar): {first}")
+    for line in team.ignored:  # a misspelled file name would otherwise be skipped without a word
+        add_notice(f"Team folder: {line}")
     merge_error = st.session_state.pop(MERGE_ERROR_KEY, None)
     if merge_error:
         headline = "Your uploads no longer fit the team's data and are not used."
@@ -169,24 +173,21 @@ def _on_upload(kind: str, key: str) -> None:
         return
     data = file.getvalue()
     upload = Upload(kind, file.name, hashlib.sha256(data).hexdigest(), data)
-    candidate = {**session_uploads(), kind: upload}
     try:
-        merge_uploads(team_data().catalogs, candidate)
+        use_uploads({**session_uploads(), kind: upload})
     except CatalogError as err:
         errors[kind] = (f"{file.name} is not used; the data in use is unchanged.", str(err))
-        return
-    st.session_state[UPLOADS_KEY] = candidate
 
 
 def _remove(kind: str, bump: bool = True) -> None:
     uploads = dict(session_uploads())
     uploads.pop(kind, None)
     try:
-        merge_uploads(team_data().catalogs, uploads)
+        use_uploads(uploads)
     except CatalogError:  # the prices named GPUs of the removed file: they cannot stay without them
         uploads.pop("prices", None)
         add_notice("Your uploaded prices named GPUs from the removed GPU file, so they were removed too.")
-    st.session_state[UPLOADS_KEY] = uploads
+        use_uploads(uploads)
     st.session_state.get(ERRORS_KEY, {}).pop(kind, None)
     if bump:
         versions = st.session_state.setdefault(VERSION_KEY, {})

@@ -14,6 +14,8 @@ Each row keeps the `origin` of its layer ("bundled", "team", "upload"); data/REA
 
 from __future__ import annotations
 
+import difflib
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +25,7 @@ import polars as pl
 from planner.catalogue.catalog_lookup import gpu_name_keys, name_keys, normalise_name
 from planner.catalogue.catalog_read import FILE_COL, ROW_COL, CatalogError, Problem
 from planner.catalogue.catalog_schema import GPUS, GRID, PRICING, PRICING_MODES, PUE, STORAGE, WORLD_REGION
-from planner.catalogue.catalog_tables import gpus_table, plain_table, prices_table
+from planner.catalogue.catalog_tables import SNAPSHOT_ID, gpus_table, plain_table, prices_table
 from planner.catalogue.paths import bundled_data_dir
 
 BUNDLED, TEAM, UPLOAD = "bundled", "team", "upload"
@@ -32,6 +34,10 @@ PLAIN_TABLES = {"grid": GRID, "pricing_modes": PRICING, "pue": PUE, "storage": S
 NO_ORIGIN = ("pricing_modes", "pue", "storage")  # origin is kept only where the UI shows it
 TEAM_FILES = tuple(spec.file_name for spec in (GPUS, *PLAIN_TABLES.values()))
 PRICES_FOLDER = "prices"
+# Snapshot files a folder may hold: a weekly snapshot for almost four years. Each is read and checked on load, so
+# the count bounds the load time of a team folder (issue 18: bounded work per input).
+MAX_SNAPSHOT_FILES = 200
+MAX_UNREAD_NOTICES = 5  # stray files named one by one; past this, a count
 Frames = dict[str, pl.DataFrame]  # Catalogs field -> frame, for the six tables a layer may hold
 
 
@@ -46,15 +52,47 @@ class LayerFile:
 
 def folder_files(folder: Path, *, required: bool = False) -> list[LayerFile]:
     """The catalogue files of a data folder; `required` (the bundled folder) lists absent ones too, so
-    reading them says which file is missing."""
-    names = [name for name in TEAM_FILES if required or (folder / name).is_file()]
+    reading them says which file is missing. A name that exists as anything (a FIFO, a device, a dangling
+    symlink) is listed, so reading it refuses it by name instead of it being skipped in silence."""
+    names = [name for name in TEAM_FILES if required or os.path.lexists(folder / name)]
     files = [LayerFile(name, folder / name, display(folder / name)) for name in names]
     price_dir = folder / PRICES_FOLDER
     prices = sorted(price_dir.glob("*.csv")) if price_dir.is_dir() else []
     if required and not prices:
         raise CatalogError(f"{display(price_dir)}: no price snapshot files (*.csv)")
+    if len(prices) > MAX_SNAPSHOT_FILES:
+        message = f"holds {len(prices):,} snapshot files; at most {MAX_SNAPSHOT_FILES:,} are read"
+        raise CatalogError([Problem(display(price_dir), None, None, message)])
     files += [LayerFile(f"{PRICES_FOLDER}/{path.name}", path, display(path)) for path in prices]
     return files
+
+
+def unread_files(folder: Path) -> list[str]:
+    """A line for each file of a team folder that looks meant for a catalogue but is not read (a typo in its
+    name, a snapshot outside prices/), naming the closest name that would be read."""
+    expected = [*TEAM_FILES, f"{PRICES_FOLDER}/"]
+    notices = []
+    for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+        name = path.name
+        if name.startswith(".") or name in TEAM_FILES or name == PRICES_FOLDER:
+            continue
+        if SNAPSHOT_ID.match(Path(name).stem) and name.lower().endswith(".csv"):
+            closest = f"{PRICES_FOLDER}/{name}"  # a snapshot beside the catalogues instead of in prices/
+        elif name.lower().endswith(".csv") or path.is_dir():
+            found = difflib.get_close_matches(name.lower(), expected, n=1, cutoff=0.5)
+            closest = found[0] if found else ""
+        else:
+            continue  # a README or notes file is not meant for the planner
+        hint = f"; did you mean {closest}?" if closest else f"; the names read are {', '.join(expected)}"
+        notices.append(f"{display(path)} is not read: no catalogue has that name{hint}")
+    price_dir = folder / PRICES_FOLDER
+    for path in sorted(price_dir.iterdir()) if price_dir.is_dir() else []:
+        if not path.name.startswith(".") and path.suffix != ".csv":
+            hint = f"; did you mean {path.stem}.csv?" if path.suffix.lower() == ".csv" else ""
+            notices.append(f"{display(path)} is not read: only *.csv files are price snapshots{hint}")
+    if len(notices) > MAX_UNREAD_NOTICES:  # a folder of thousands of stray files gets a count, not a wall
+        notices[MAX_UNREAD_NOTICES:] = [f"... and {len(notices) - MAX_UNREAD_NOTICES:,} more files not read"]
+    return notices
 
 
 def overlay_frames(

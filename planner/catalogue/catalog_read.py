@@ -17,9 +17,17 @@ import polars as pl
 
 from planner.catalogue.catalog_schema import Column, TableSpec
 from planner.errors import NAME_CHAR_CLASS, NAME_CHARS, PlannerError
+from planner.inputs.bounded_read import Limit, ReadLimitError, check_limited, read_limited
 
 FILE_COL, ROW_COL = "_file", "_row"
 MAX_LISTED_PROBLEMS = 5
+# Bytes of one catalogue file (bundled, team or uploaded). The largest bundled file, grid_intensity.csv, is 46 kB
+# for 132 rows; the longest bundled line is 1,044 characters, so 200 GPU rows of that length are 209 kB and
+# 2,000 grid rows about 700 kB. A megabyte holds every file the row limits allow and is read in milliseconds.
+CATALOGUE_FILE = Limit("catalogue file", 1_000_000, "enough for every row the row limits allow")
+# Characters in one cell. The longest bundled cell is a 704-character note; a note, a source list or a name
+# longer than this is not a catalogue entry (and would be echoed in every message about its row).
+MAX_CELL_CHARS = 2_000
 
 
 @dataclass(frozen=True)
@@ -77,18 +85,20 @@ class UnknownNameError(CatalogError, PlannerError):
         return str(self.args[0])
 
 
-def read_bytes(source: Path | bytes) -> bytes:
-    if isinstance(source, bytes | bytearray):
-        return bytes(source)
+def read_bytes(source: Path | bytes, file_label: str) -> bytes:
+    """A catalogue file's bytes: an upload held to the catalogue limit, or a regular file read within it."""
     try:
-        return Path(source).read_bytes()
-    except OSError as err:
-        raise CatalogError([Problem(str(source), None, None, f"cannot be read ({err.strerror})")]) from err
+        if isinstance(source, bytes | bytearray):
+            return check_limited(bytes(source), CATALOGUE_FILE, file_label)
+        return read_limited(source, CATALOGUE_FILE, file_label)
+    except ReadLimitError as err:
+        raise CatalogError([Problem(err.label, None, None, err.problem)]) from None
 
 
 def read_table(source: Path | bytes, spec: TableSpec, file_label: str) -> pl.DataFrame:
     """Parse, type and range-check one file against `spec`; key uniqueness is checked too."""
-    records = _records(_decode(read_bytes(source), file_label), file_label)
+    records = _records(_decode(read_bytes(source, file_label), file_label), file_label)
+    _check_size(records, spec, file_label)
     header = _check_header(records[0], spec, file_label)
     if not any(any(cell.strip() for cell in record) for record in records[1:]):
         raise CatalogError([Problem(file_label, 2, None, "has a header but no data rows")])
@@ -124,6 +134,21 @@ def _records(text: str, file_label: str) -> list[list[str]]:
     if not records:
         raise CatalogError([Problem(file_label, None, None, "is empty (expected a header and data rows)")])
     return records
+
+
+def _check_size(records: list[list[str]], spec: TableSpec, file_label: str) -> None:
+    """At most `spec.max_rows` data rows and `MAX_CELL_CHARS` per cell, checked before any row is typed."""
+    n_rows = len(records) - 1
+    if n_rows > spec.max_rows:
+        message = f"has {n_rows:,} data rows; a {spec.file_name} file may have at most {spec.max_rows:,}"
+        raise CatalogError([Problem(file_label, spec.max_rows + 2, None, message)])
+    header = [cell.strip() for cell in records[0]]
+    for row, record in enumerate(records, start=1):
+        for index, cell in enumerate(record):
+            if len(cell) > MAX_CELL_CHARS:
+                column = header[index] if index < len(header) and row > 1 else f"#{index + 1}"
+                message = f"cell has {len(cell):,} characters; at most {MAX_CELL_CHARS:,} are allowed"
+                raise CatalogError([Problem(file_label, row, column, message)])
 
 
 def _check_header(cells: list[str], spec: TableSpec, file_label: str) -> list[str]:

@@ -37,6 +37,17 @@ WORLD_REGION = "world-average"
 MAX_TFLOPS = 1_000_000.0  # the Scenario's peak_tflops ceiling
 MAX_USD_PER_GPU_HOUR = 10_000.0
 
+# Rows a team or uploaded file may hold: bounded work per input (issue 18). The bundled GPU file has 29 rows; a
+# team lists the chips it can rent, tens at most. Every page evaluates one row per GPU somewhere (Compare GPUs
+# evaluates each GPU at every candidate count), so page time grows with this number: at 200 rows each page
+# stays within seconds (tests/test_bounded_inputs.py). A price snapshot has one row per GPU, so the same cap.
+MAX_GPU_ROWS = 200
+# Electricity Maps publishes about 350 zones and AWS, GCP and Azure about 150 regions together (the bundled file
+# holds 132 rows); 2,000 is four times both, and a region lookup is a dictionary get whatever the count.
+MAX_GRID_ROWS = 2_000
+# PUE and storage presets are a short list people pick from (11 and 12 bundled); pricing modes are exactly four.
+MAX_PRESET_ROWS = 100
+
 
 @dataclass(frozen=True)
 class Column:
@@ -59,6 +70,7 @@ class TableSpec:
     file_name: str
     columns: tuple[Column, ...]
     key: str
+    max_rows: int = MAX_PRESET_ROWS  # data rows one file may hold (a team or upload file; bundled ones too)
 
     @property
     def schema(self) -> dict[str, type[pl.DataType]]:
@@ -104,6 +116,7 @@ GPUS = TableSpec(
         *_PROVENANCE,
     ),
     key="name",
+    max_rows=MAX_GPU_ROWS,
 )
 
 PRICES = TableSpec(
@@ -119,6 +132,7 @@ PRICES = TableSpec(
         *_PROVENANCE,
     ),
     key="gpu",
+    max_rows=MAX_GPU_ROWS,
 )
 
 PRICING = TableSpec(
@@ -151,6 +165,7 @@ GRID = TableSpec(
         *_PROVENANCE,
     ),
     key="region",
+    max_rows=MAX_GRID_ROWS,
 )
 
 PUE = TableSpec(

@@ -17,9 +17,23 @@ from planner.catalogue.catalog_lookup import closest, gpu_name_keys, name_keys, 
 from planner.catalogue.catalog_read import FILE_COL, ROW_COL, CatalogError, Problem, read_table
 from planner.catalogue.catalog_schema import GPUS, PRICES, PRICING, TFLOPS_COLUMNS, TableSpec
 
-# A snapshot id is a date, optionally "-suffix" or "_suffix" (data/README.md, "Price snapshots").
-SNAPSHOT_ID = re.compile(r"^(\d{4}-\d{2}-\d{2})([_-][A-Za-z0-9_-]+)?$")
+# A snapshot id is a price file's name without `.csv`: a calendar date YYYY-MM-DD, optionally followed by "-" or
+# "_" and a suffix of letters, digits, "-" and "_" (2026-12-01, 2026-12-01-acme); data/README.md states the same.
+# ASCII digits only, and \Z rather than $ (which would let a trailing newline through).
+SNAPSHOT_ID = re.compile(r"^(\d{4}-\d{2}-\d{2})([_-][A-Za-z0-9_-]+)?\Z", re.ASCII)
 MAX_SNAPSHOT_ID_CHARS = 40  # long enough for "2026-12-01-our-negotiated-quote"; a file name, not an essay
+SNAPSHOT_ID_WORDS = (
+    "a date YYYY-MM-DD, optionally followed by -suffix or _suffix of letters, digits, - and _ "
+    f"(at most {MAX_SNAPSHOT_ID_CHARS} characters), e.g. 2026-12-01 or 2026-12-01-acme"
+)
+
+
+def snapshot_date(snapshot_id: str) -> date:
+    """The date a snapshot id starts with; ValueError for anything that is not a valid id (SNAPSHOT_ID)."""
+    match = SNAPSHOT_ID.match(snapshot_id)
+    if match is None or len(snapshot_id) > MAX_SNAPSHOT_ID_CHARS:
+        raise ValueError(f"snapshot id {snapshot_id[:MAX_SNAPSHOT_ID_CHARS]!r} is not {SNAPSHOT_ID_WORDS}")
+    return date.fromisoformat(match.group(1))  # ValueError for a month 13 or a February 30
 
 
 def gpus_table(source: Path | bytes, origin: str, file_label: str) -> pl.DataFrame:
@@ -67,21 +81,19 @@ def prices_table(
     if duplicates:
         raise CatalogError(duplicates)
     check_band(frame, file_label, "usd_per_gpu_hour_median", "usd_per_gpu_hour_low", "usd_per_gpu_hour_high")
-    return frame.with_columns(pl.lit(snapshot_id).alias("snapshot"), pl.lit(origin).alias("origin"))
+    return frame.with_columns(
+        pl.lit(snapshot_id).alias("snapshot"),
+        pl.lit(snapshot_date, pl.Date).alias("snapshot_date"),  # from the validated id: never parsed again
+        pl.lit(origin).alias("origin"),
+    )
 
 
 def _snapshot_date(snapshot_id: str, file_label: str) -> date:
-    match = SNAPSHOT_ID.match(snapshot_id)
     try:
-        if match is None or len(snapshot_id) > MAX_SNAPSHOT_ID_CHARS:
-            raise ValueError
-        return date.fromisoformat(match.group(1))
-    except ValueError as err:
-        message = (
-            f"snapshot id {snapshot_id!r} must start with a date YYYY-MM-DD "
-            f"(at most {MAX_SNAPSHOT_ID_CHARS} characters)"
-        )
-        raise CatalogError([Problem(file_label, None, None, message)]) from err
+        return snapshot_date(snapshot_id)
+    except ValueError:
+        message = f"the file name must be {SNAPSHOT_ID_WORDS} (got {snapshot_id[:MAX_SNAPSHOT_ID_CHARS]!r})"
+        raise CatalogError([Problem(file_label, None, None, message)]) from None
 
 
 def check_band(frame: pl.DataFrame, file_label: str, typical: str, low: str, high: str) -> None:

@@ -13,6 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from planner.errors import PlannerError
+from planner.inputs.bounded_read import (
+    MAX_JSON_NESTING,
+    SCENARIO_FILE,
+    ReadLimitError,
+    json_nesting_depth,
+    read_limited,
+)
 from planner.inputs.scenario import CUSTOM_MODEL, Scenario
 
 # The seed's flag names (DESIGN.md §4) for fields whose Scenario names differ.
@@ -114,13 +121,24 @@ def scenario_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 def _read_json_object(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError("", f"scenario file: cannot read {path}: {err}") from err
+        text = read_limited(path, SCENARIO_FILE, f"scenario file {path}").decode("utf-8-sig")
+    except ReadLimitError as err:
+        raise InputError("", str(err)) from None
+    except UnicodeDecodeError as err:
+        raise InputError("", f"scenario file {path}: is not UTF-8 text (byte {err.start})") from None
+    depth = json_nesting_depth(text)
+    if depth > MAX_JSON_NESTING:
+        raise InputError(
+            "", f"scenario file {path}: nests {depth} levels deep; the limit is {MAX_JSON_NESTING}"
+        )
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as err:
         raise InputError(
             "", f"scenario file: {path} is not valid JSON ({err.msg} at line {err.lineno})"
         ) from err
+    except ValueError as err:  # an integer literal beyond Python's digit limit
+        raise InputError("", f"scenario file: {path} could not be parsed ({str(err)[:80]})") from None
     if not isinstance(data, dict):
         raise InputError("", f"scenario file: {path} must hold a JSON object")
     return data
@@ -128,9 +146,10 @@ def _read_json_object(path: Path) -> dict[str, Any]:
 
 def _shape_from_file(path: Path) -> dict[str, Any]:
     from planner.model.hf_config import shape_from_hf_config
+    from planner.model.hf_json import MODEL_CONFIG
 
     try:
-        raw = path.read_bytes()
-    except OSError as err:
-        raise InputError("--model-config", f"cannot read {path}: {err}") from err
+        raw = read_limited(path, MODEL_CONFIG, str(path))
+    except ReadLimitError as err:
+        raise InputError("--model-config", f"{path} {err.problem}") from None
     return shape_from_hf_config(raw, name=path.stem).model_dump()  # ConfigImportError names the config key

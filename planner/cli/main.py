@@ -73,8 +73,9 @@ def _estimate(args: argparse.Namespace) -> int:
     from planner.estimate import estimate_resolved
     from planner.resolve import resolve
 
+    scenario = load_scenario(args)  # a bad flag or file is refused before the catalogues are read
     cats = catalogs_from_environment()
-    resolved = resolve(load_scenario(args), cats)
+    resolved = resolve(scenario, cats)
     result = estimate_resolved(resolved)
     flat = result.to_flat()
     fixes = suggest_fixes(resolved, cats) if result.fits_vram is False else []

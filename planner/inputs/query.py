@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from planner.errors import PlannerError
+from planner.inputs.bounded_read import MAX_QUERY_STRING_CHARS
 from planner.inputs.errors import scenario_error
 from planner.inputs.scenario import Scenario
 
@@ -48,6 +49,14 @@ def scenario_from_query(params: Mapping[str, str | list[str]]) -> tuple[Scenario
     """Read a URL into a scenario; invalid or unknown parameters are dropped, each with a notice."""
     notices: list[str] = []
     fields: dict[str, Any] = {}
+    n_chars = sum(
+        len(key) + len(value[-1] if isinstance(value, list) else value) for key, value in params.items()
+    )
+    if n_chars > MAX_QUERY_STRING_CHARS:  # not made by the share button: read none of it (bounded work)
+        notices.append(
+            f"Ignored the link: {n_chars:,} characters; a share link has at most {MAX_QUERY_STRING_CHARS:,}."
+        )
+        return Scenario(), notices
     for key, value in params.items():
         raw = value[-1] if isinstance(value, list) else value
         if key in PAGE_PARAMETERS:

@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ValidationError
 
 from planner.errors import PlannerError
+from planner.inputs.bounded_read import MAX_JSON_NESTING, json_nesting_depth
 from planner.inputs.errors import scenario_error
 from planner.inputs.safe_csv import FORMULA_PREFIXES, csv_number, neutralise_cell
 from planner.inputs.scenario import Scenario
@@ -271,6 +272,9 @@ def _row(
 
 def _input_value(column: str, text: str) -> Any:
     if column == "model_shape":
+        depth = json_nesting_depth(text)
+        if depth > MAX_JSON_NESTING:  # json.loads recurses: refuse before it can raise RecursionError
+            raise ValueError(f"nests {depth:,} levels deep; at most {MAX_JSON_NESTING} are allowed")
         return json.loads(text) if text else None
     if text == "":
         return None if Scenario.model_fields[column].default is None else _empty_for(column)

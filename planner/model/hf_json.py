@@ -7,20 +7,18 @@ standard parser recurses, so deep nesting is refused before it is parsed). NaN a
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
-import numpy as np
-
 from planner.errors import PlannerError
+from planner.inputs.bounded_read import MAX_JSON_NESTING, Limit, json_nesting_depth
 
 MAX_CONFIG_BYTES = 1_000_000  # real configs are a few kB; a megabyte leaves room for long rope tables
-MAX_NESTING = 20  # real configs nest 3-4 levels (text_config -> rope_scaling -> ...)
+MODEL_CONFIG = Limit("model config", MAX_CONFIG_BYTES, "a config.json is a few kB")
+MAX_NESTING = MAX_JSON_NESTING  # real configs nest 3-4 levels (text_config -> rope_scaling -> ...)
 MAX_COUNT = (
     10_000_000  # bound on any size-like integer (vocab, widths); ModelShape has tighter per-field bounds
 )
 MISSING = object()
-_STRING_LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
 class ConfigImportError(PlannerError):
@@ -45,14 +43,6 @@ def _decode(text: str | bytes) -> str:
     return text.removeprefix("\ufeff")
 
 
-def _nesting_depth(text: str) -> int:
-    """Deepest bracket nesting outside string literals (checked before json.loads recurses)."""
-    skeleton = np.frombuffer(_STRING_LITERAL.sub("", text).encode("utf-8"), dtype=np.uint8)
-    steps = np.isin(skeleton, (ord("{"), ord("["))).astype(np.int32)
-    steps -= np.isin(skeleton, (ord("}"), ord("]"))).astype(np.int32)
-    return int(np.cumsum(steps).max(initial=0))
-
-
 def _reject_constant(token: str) -> None:
     raise ConfigImportError(f"config contains {token}, which is not valid JSON")
 
@@ -60,7 +50,7 @@ def _reject_constant(token: str) -> None:
 def parse_config(text: str | bytes) -> dict[str, Any]:
     """The JSON object in `text`, after the size and nesting limits."""
     source = _decode(text)
-    depth = _nesting_depth(source)
+    depth = json_nesting_depth(source)
     if depth > MAX_NESTING:
         raise ConfigImportError(f"config nests {depth} levels deep; the limit is {MAX_NESTING}")
     try:

@@ -14,6 +14,9 @@ million) into an `Estimate`; planner.decide compares GPUs, suggests fixes and se
 planner.export writes a plan as another framework's configuration (`export_plan`).
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from planner.cases.case_file import load_case_file
 from planner.cases.validate import validate_cases
 from planner.catalogue.catalog import (
@@ -81,17 +84,45 @@ from planner.inputs.scenario_set import (
     renamed,
     summary_rows,
 )
-from planner.library.connect import DB_URL_ENV, LibraryUnavailable, library_url
-from planner.library.opening import open_library
-from planner.library.records import StoredPlan, repaired, split_tags
-from planner.library.refusals import NameTaken, PlanNotFound, StalePlanError
-from planner.library.store import CONFLICT_TAG, ImportReport, PlanLibrary
-from planner.library.tables import MAX_AUTHOR_CHARS, MAX_TAG_CHARS
 from planner.model.hf_config import shape_from_hf_config
 from planner.model.shape import ModelShape
 from planner.resolve import Resolved, resolve, with_sequence_length
 from planner.results import Estimate
 from planner.views import co2e_by_region, energy_components, memory_components
+
+# The plan library (SQLAlchemy and Alembic, about 0.3 s of imports) loads on first use, so a CLI command that
+# needs no database starts without it (a refused input exits at once: tests/test_bounded_inputs.py).
+_LAZY_LIBRARY_NAMES = {
+    "DB_URL_ENV": "planner.library.connect",
+    "LibraryUnavailable": "planner.library.connect",
+    "library_url": "planner.library.connect",
+    "open_library": "planner.library.opening",
+    "StoredPlan": "planner.library.records",
+    "repaired": "planner.library.records",
+    "split_tags": "planner.library.records",
+    "NameTaken": "planner.library.refusals",
+    "PlanNotFound": "planner.library.refusals",
+    "StalePlanError": "planner.library.refusals",
+    "CONFLICT_TAG": "planner.library.store",
+    "ImportReport": "planner.library.store",
+    "PlanLibrary": "planner.library.store",
+    "MAX_AUTHOR_CHARS": "planner.library.tables",
+    "MAX_TAG_CHARS": "planner.library.tables",
+}
+if TYPE_CHECKING:
+    from planner.library.connect import DB_URL_ENV, LibraryUnavailable, library_url
+    from planner.library.opening import open_library
+    from planner.library.records import StoredPlan, repaired, split_tags
+    from planner.library.refusals import NameTaken, PlanNotFound, StalePlanError
+    from planner.library.store import CONFLICT_TAG, ImportReport, PlanLibrary
+    from planner.library.tables import MAX_AUTHOR_CHARS, MAX_TAG_CHARS
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_LIBRARY_NAMES:
+        return getattr(importlib.import_module(_LAZY_LIBRARY_NAMES[name]), name)
+    raise AttributeError(f"module 'planner' has no attribute {name!r}")
+
 
 __all__ = [  # noqa: RUF022 (grouped by part of the pipeline, the core first, not sorted)
     # The core: a plan in, its figures out.

@@ -20,7 +20,6 @@ from planner.errors import PlannerError
 from planner.export.export_types import TARGET_VERSIONS
 from planner.export.exporters import EXPORT_TARGETS, export_plan
 from planner.inputs.scenario import Scenario
-from planner.library.opening import open_library
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
 
@@ -64,6 +63,8 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     if not args.plan:
         return load_scenario(args)
     try:
+        from planner.library.opening import open_library  # the database only for --plan (0.3 s of imports)
+
         plan = open_library(args.db).find(args.plan)
     except PlannerError as err:
         raise InputError("--plan", err.problem, value=args.plan, closest=err.closest) from None

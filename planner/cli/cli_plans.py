@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner.cli.cli_args import InputError
 from planner.cli.cli_common import load_scenario, render_records
-from planner.library.connect import LibraryUnavailable
-from planner.library.opening import open_library
-from planner.library.records import StoredPlan, split_tags
-from planner.library.refusals import NameTaken, PlanNotFound
-from planner.library.store import PlanLibrary
+
+if TYPE_CHECKING:
+    from planner.library.records import StoredPlan
+    from planner.library.store import PlanLibrary
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
 TABLE_COLUMNS = ("id", "name", "version", "model", "gpu", "tags", "updated_by", "updated_at", "problem")
@@ -65,6 +64,11 @@ def _action(actions: Any, name: str, helptext: str, add_format: AddFlags) -> arg
 
 
 def run(args: argparse.Namespace) -> int:
+    # The library (SQLAlchemy, Alembic: about 0.3 s of imports) loads here, for the plans commands only, so the
+    # other commands start without it.
+    from planner.library.connect import LibraryUnavailable
+    from planner.library.refusals import NameTaken, PlanNotFound
+
     try:
         return _run(args)
     except PlanNotFound as err:
@@ -80,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from planner.library.opening import open_library
+
     library = open_library(args.db)
     action = args.plans_action
     if action == "list":
@@ -105,6 +111,8 @@ def _run(args: argparse.Namespace) -> int:
 def _save(library: PlanLibrary, args: argparse.Namespace) -> int:
     if args.expect_version is not None and not args.replace:
         raise InputError("--expect-version", "only applies with --replace")
+    from planner.library.records import split_tags
+
     tags = split_tags(args.tags) if args.tags is not None else None
     plan = library.save(
         args.name,

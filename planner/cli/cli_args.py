@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 from pathlib import Path
 from typing import Any
 
 from planner.errors import PlannerError
 from planner.inputs.scenario import CUSTOM_MODEL, Scenario
+from planner.model.hf_json import parse_json_text
 
 # The seed's flag names (DESIGN.md §4) for fields whose Scenario names differ.
 SEED_ALIASES: dict[str, str] = {
@@ -114,13 +114,13 @@ def scenario_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 def _read_json_object(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise InputError("", f"scenario file: cannot read {path}: {err}") from err
-    except json.JSONDecodeError as err:
-        raise InputError(
-            "", f"scenario file: {path} is not valid JSON ({err.msg} at line {err.lineno})"
-        ) from err
+    try:
+        data = parse_json_text(text)  # nesting, NaN and digit limits checked: no RecursionError
+    except ValueError as err:
+        raise InputError("", f"scenario file: {path} {err}") from None
     if not isinstance(data, dict):
         raise InputError("", f"scenario file: {path} must hold a JSON object")
     return data

@@ -114,7 +114,7 @@ def validate_dropping_bad(
         except (RecursionError, OverflowError, TypeError) as err:  # never expected: drop all, say why
             notices.append(f"Ignored every {what}: they could not be read ({shortened(str(err))}).")
             if dropped is not None:
-                dropped.extend(fields)
+                dropped.append(f"every {what}")  # one entry per notice, as `capped` reads them
             fields.clear()
     return Scenario()
 

@@ -174,9 +174,8 @@ def bound(
     widget(label, key=WIDGET_PREFIX + field, on_change=_commit, args=args, **kwargs)
     if rejected is not None:
         kept = to_widget(rejected.kept) if to_widget else rejected.kept
-        st.error(
-            f"{rejected.message} — not applied; the plan keeps {kept if kept not in ('', None) else '(empty)'}."
-        )
+        kept_words = kept if kept not in ("", None) else "(empty)"
+        st.error(plain(f"{rejected.message} — not applied; the plan keeps {kept_words}."))
     return current
 
 

@@ -14,6 +14,7 @@ from planner.errors import PlannerError
 from planner.inputs.numbers import number_text, parse_field_number, parse_number
 from planner.inputs.scenario import Scenario
 from tests.ci import n_examples
+from tests.shown_text import shown
 from ui.state import NOTICES_KEY, SCENARIO_KEY
 
 
@@ -113,14 +114,14 @@ def test_a_refused_entry_stays_in_the_box_with_its_message_beside_it(app) -> Non
     kept = _type(app, "w.epochs", "1e400")
     assert kept.epochs == Scenario().epochs  # the plan keeps its value
     assert app.sidebar.text_input(key="w.epochs").value == "1e400"  # nothing the user typed is lost
-    messages = [e.value for e in app.sidebar.error]
+    messages = [shown(e.value) for e in app.sidebar.error]  # the text a reader sees (messages are escaped)
     assert len(messages) == 1 and messages[0].startswith(
         "Epochs: is far too large (allowed: >= 0.001 and <= 10000"
     )
     assert "not applied; the plan keeps 3" in messages[0]
     assert not app.warning and not app.session_state[NOTICES_KEY]  # said beside the box, not at the top
     app.run()  # still there on the next run
-    assert [e.value for e in app.sidebar.error] == messages
+    assert [shown(e.value) for e in app.sidebar.error] == messages
     _type(app, "w.epochs", "4")  # a good entry clears it
     assert not app.sidebar.error and app.session_state[SCENARIO_KEY].epochs == 4
 
@@ -139,7 +140,7 @@ def test_a_refused_entry_stays_in_the_box_with_its_message_beside_it(app) -> Non
 def test_out_of_range_entries_are_refused_beside_the_box(app, key, label, text, expected) -> None:
     before = app.session_state[SCENARIO_KEY]
     assert _type(app, key, text) == before
-    messages = [e.value for e in app.sidebar.error]
+    messages = [shown(e.value) for e in app.sidebar.error]
     assert len(messages) == 1 and messages[0].startswith(f"{label}: ") and expected in messages[0], messages
     assert "allowed: " in messages[0]
 

@@ -10,7 +10,7 @@ RUN_STAMP := $(VENV)/.installed-run-$(SUM)
 TEST_STAMP := $(VENV)/.installed-test-$(SUM)
 PORT ?= 8501
 
-.PHONY: run test lint format bench clean
+.PHONY: run test fuzz lint format bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -33,6 +33,10 @@ test: $(TEST_STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy planner
 	$(BIN)/python -m pytest
+
+# The hypothesis tests again, with random seeds and FUZZ_FACTOR (default 10) times the examples (tests/ci.py).
+fuzz: $(TEST_STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -m hypothesis tests
 
 format: $(TEST_STAMP)
 	$(BIN)/ruff format .

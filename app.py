@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.garbage import freeze_long_lived_objects
-from ui.share import share_popover
-from ui.sidebar import render_sidebar
-from ui.state import init_state, show_notices, sync_query_params
-from ui.team_data import render_data_uploads
-from ui.training_setup import render_training_setup
+from ui.warmup import import_everything
+
+# Before any other import of ours: sessions opened together on a fresh server must not import the same modules
+# concurrently (ui/warmup.py says what that broke); the first imports them all, the others wait.
+import_everything()
+
+from ui.garbage import freeze_long_lived_objects  # noqa: E402
+from ui.share import share_popover  # noqa: E402
+from ui.sidebar import render_sidebar  # noqa: E402
+from ui.state import init_state, show_notices, sync_query_params  # noqa: E402
+from ui.team_data import render_data_uploads  # noqa: E402
+from ui.training_setup import render_training_setup  # noqa: E402
 
 # An emoji icon: Streamlit draws it as an inline SVG (a data: URL). A ":material/...:" page icon would make every
 # page fetch the favicon from fonts.gstatic.com, which fails offline (tests/e2e/test_offline.py).

@@ -13,6 +13,7 @@ from ui.data import catalogs
 from ui.estimate_cache import current_or_stop
 from ui.methods_link import methods_link
 from ui.model_input import render_shape_editor
+from ui.number_entry import number_entry
 from ui.presets import preset_picker
 from ui.state import bound
 
@@ -21,20 +22,14 @@ st.title("Compute")
 with st.expander("Data, efficiency, network and storage", expanded=False):
     left, middle, right = st.columns(3)
     with left:
-        bound(
-            st.number_input,
+        number_entry(
             "Total tokens (billions, replaces examples × tokens × epochs)",
             "total_tokens_b",
-            min_value=0.0,
-            format="%.4f",
             placeholder="from the dataset inputs",
         )
-        bound(
-            st.number_input,
+        number_entry(
             "FLOPs per parameter per token (override)",
             "flops_per_param_token",
-            min_value=0.0,
-            format="%.2f",
             placeholder="from the model shape",
             help="6 for full training (2 forward, 4 backward); about 4 for LoRA. Replaces the FLOP model.",
         )
@@ -46,13 +41,10 @@ with st.expander("Data, efficiency, network and storage", expanded=False):
             options=["low", "typical", "high"],
             help="Which point of the published-measurement range to use when MFU is left empty.",
         )
-        bound(st.number_input, "GPUs per node", "gpus_per_node", min_value=1, step=1)
-        bound(
-            st.number_input,
+        number_entry("GPUs per node", "gpus_per_node")
+        number_entry(
             "Inter-node bandwidth per GPU (GB/s)",
             "inter_node_gb_per_s",
-            min_value=0.1,
-            step=5.0,
             help="50 GB/s is one 400 Gb/s InfiniBand NDR link per GPU.",
         )
         bound(
@@ -77,17 +69,14 @@ with st.expander("Data, efficiency, network and storage", expanded=False):
                 },
             },
         )
-        bound(
-            st.number_input,
+        number_entry(
             "Storage bandwidth (GB/s)",
             "storage_gb_per_s",
-            min_value=0.01,
-            step=0.5,
             placeholder="not counted",
             help="Model load and checkpoint saves (write assumed as fast as read where only read is "
             "published). Empty: checkpoint I/O is left out of the wall clock.",
         )
-        bound(st.number_input, "Checkpoints saved", "n_checkpoints", min_value=0, step=1)
+        number_entry("Checkpoints saved", "n_checkpoints")
 
 est, resolved = current_or_stop()
 context_caption(est, resolved.model_label, resolved.scenario.n_gpus)

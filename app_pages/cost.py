@@ -12,6 +12,7 @@ from ui.blocks import assumptions, breakdown_table, context_caption
 from ui.data import catalogs
 from ui.estimate_cache import current_or_stop
 from ui.methods_link import methods_link
+from ui.number_entry import number_entry
 from ui.state import bound
 from ui.team_data import origin_note
 
@@ -40,13 +41,8 @@ with left:
         "Your own quote per GPU-hour goes in the sidebar; it overrides the catalogue and the pricing mode."
     )
 with right:
-    bound(
-        st.number_input,
-        "Experiments overhead multiplier",
-        "experiments_multiplier",
-        min_value=1.0,
-        step=0.5,
-        help=EXPERIMENTS_MULTIPLIER_GUIDANCE,
+    number_entry(
+        "Experiments overhead multiplier", "experiments_multiplier", help=EXPERIMENTS_MULTIPLIER_GUIDANCE
     )
     st.caption(EXPERIMENTS_MULTIPLIER_GUIDANCE)
 

@@ -12,6 +12,7 @@ from ui.blocks import assumptions, breakdown_table, context_caption
 from ui.data import catalogs
 from ui.estimate_cache import current_or_stop
 from ui.methods_link import methods_link
+from ui.number_entry import number_entry
 from ui.presets import preset_picker
 from ui.state import bound
 
@@ -40,7 +41,7 @@ with left:
         },
         PUE_EXPLANATION,
     )
-    bound(st.number_input, "PUE (facility ÷ IT energy)", "pue", min_value=1.0, max_value=5.0, step=0.05)
+    number_entry("PUE (facility ÷ IT energy)", "pue")
 with right:
     bound(
         st.slider,
@@ -52,12 +53,8 @@ with right:
         help=GPU_UTIL_EXPLANATION,
     )
     bound(st.slider, "Idle draw (share of TDP)", "idle_power_frac", min_value=0.0, max_value=1.0, step=0.05)
-    bound(
-        st.number_input, "Host overhead (share of GPU power)", "host_overhead_frac", min_value=0.0, step=0.05
-    )
-    bound(
-        st.number_input, "Electricity price (USD/kWh, on premises)", "usd_per_kwh", min_value=0.0, step=0.01
-    )
+    number_entry("Host overhead (share of GPU power)", "host_overhead_frac")
+    number_entry("Electricity price (USD/kWh, on premises)", "usd_per_kwh")
 
 est, resolved = current_or_stop()
 context_caption(est, resolved.model_label, resolved.scenario.n_gpus)

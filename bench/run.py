@@ -95,7 +95,7 @@ def rerun_ms(script: Path, widget_key: str, page: str | None = None, in_sidebar:
     root = at.sidebar if in_sidebar else at
     times = []
     for i in range(N_WARMUP_RERUNS + N_RERUNS):
-        root.number_input(key=widget_key).set_value(FIRST_EPOCHS + i)
+        _set_number(root, widget_key, FIRST_EPOCHS + i)
         start = time.perf_counter()
         at.run()
         if i >= N_WARMUP_RERUNS:
@@ -103,6 +103,14 @@ def rerun_ms(script: Path, widget_key: str, page: str | None = None, in_sidebar:
     if at.exception:
         raise RuntimeError(f"{page or script.name}: {at.exception[0].value}")
     return statistics.median(times) * 1e3
+
+
+def _set_number(root: Any, widget_key: str, value: float) -> None:
+    """The app's number boxes are text inputs (ui/number_entry.py); the floor app keeps a plain number_input."""
+    if any(box.key == widget_key for box in root.text_input):
+        root.text_input(key=widget_key).input(str(value))
+    else:
+        root.number_input(key=widget_key).set_value(value)
 
 
 def compile_ms(*scripts: Path) -> float:

@@ -71,6 +71,7 @@ from planner.export.exporters import EXPORT_TARGETS, export_plan
 from planner.formulas.cost import EXPERIMENTS_MULTIPLIER_GUIDANCE
 from planner.formulas.energy import GPU_UTIL_EXPLANATION, PUE_EXPLANATION
 from planner.inputs.errors import scenario_error
+from planner.inputs.numbers import number_text, parse_field_number
 from planner.inputs.query import PAGE_PARAMETERS, drop_unknown_names, scenario_from_query, scenario_to_query
 from planner.inputs.safe_csv import csv_number, safe_csv
 from planner.inputs.scenario import CUSTOM_MODEL, Scenario
@@ -151,6 +152,8 @@ __all__ = [  # noqa: RUF022 (grouped by part of the pipeline, the core first, no
     "drop_unknown_names",
     "scenario_from_query",
     "scenario_to_query",
+    "number_text",
+    "parse_field_number",
     "safe_csv",
     "csv_number",
     "MAX_CSV_BYTES",

@@ -18,7 +18,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-MAX_VALUE_CHARS = 60  # a pasted blob is cut in the message; the full value stays in `value`
+# A pasted blob or a 4,000-digit number is cut to this many characters (then "…") in a message; the full value
+# stays in `value`. 40 keeps a one-line message readable and still shows enough to recognise what was typed.
+MAX_VALUE_CHARS = 40
 N_CLOSEST = 3  # names suggested for an unknown one
 # A name that identifies a catalogue row (a GPU, a price row's GPU, a region, a model preset): the key that
 # share links, saved plans and lookups carry. Letters and digits of any script, spaces and the separators the
@@ -79,7 +81,7 @@ class PlannerError(ValueError):
         if self.allowed:
             details.append(f"allowed: {self.allowed}")
         if self.value is not None and not isinstance(self.value, dict | list):
-            shown = str(self.value)[:MAX_VALUE_CHARS]
+            shown = shortened(str(self.value))
             details.append(f"got {shown!r}" if isinstance(self.value, str) else f"got {shown}")
         if self.closest:
             details.append(f"closest: {', '.join(self.closest)}")
@@ -100,6 +102,11 @@ def check_name(value: str, field: str = "") -> str:
             field, f"has characters a name cannot use: {bad[:20]}", value=value, allowed=NAME_CHARS
         )
     return value
+
+
+def shortened(text: str, limit: int = MAX_VALUE_CHARS) -> str:
+    """`text` cut to `limit` characters, with "…" when something was cut, for echoing user input."""
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def from_validation_error(err: ValidationError, model: type[BaseModel]) -> PlannerError:

@@ -8,19 +8,22 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
-from tests.ci import in_ci
+from tests.ci import FUZZ_PROFILE, in_ci, n_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 
 # CI gives one answer per commit: under CI=true every hypothesis test draws the same examples each run
 # (derandomize), and the examples it ever failed on are kept as explicit @example cases. Locally they stay random.
-if in_ci():
-    from hypothesis import settings
-
-    settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
-    settings.load_profile("ci")
+# `make fuzz` (HYPOTHESIS_PROFILE=fuzz, which wins over CI) runs the same tests with random seeds and many more
+# examples; tests that set their own count take it through tests.ci.n_examples.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile(FUZZ_PROFILE, derandomize=False, max_examples=n_examples(100), print_blob=True)
+_profile = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if in_ci() else "")
+if _profile:
+    settings.load_profile(_profile)
 
 # Every test (and every app or CLI process a test starts, which inherits the environment) uses a throwaway
 # SQLite library unless it sets its own: the suite never writes to the user's real plan library.

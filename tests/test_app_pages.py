@@ -31,7 +31,7 @@ def test_page_renders_without_exception(app, page):
 
 def test_sidebar_change_reaches_another_page(app):
     before = metric(app, "GPU-hours")
-    app.sidebar.number_input(key="w.epochs").set_value(6.0).run()
+    app.sidebar.text_input(key="w.epochs").input("6.0").run()
     app.switch_page("app_pages/cost.py").run()
     assert not app.exception
     after_cost = metric(app, "Cost")
@@ -51,16 +51,17 @@ def test_gpu_choice_fills_vram_and_price(app):
 def test_invalid_entry_keeps_previous_value_and_says_why(app):
     app.session_state[OVERRIDES_OPEN_KEY] = True  # the overrides draw their inputs only when open
     app.run()
-    app.sidebar.number_input(key="w.mfu").set_value(0.0).run()
+    app.sidebar.text_input(key="w.mfu").input("0.0").run()
     assert app.session_state["scenario"].mfu is None
     # the notice names the widget's label and the allowed range, not the internal field name
     assert any(
-        w.value.startswith("MFU (model FLOPs utilisation): ") and ">= 0.001" in w.value for w in app.warning
+        e.value.startswith("MFU (model FLOPs utilisation): ") and ">= 0.001" in e.value
+        for e in app.sidebar.error
     )
 
 
 def test_override_is_marked(app):
     app.session_state[OVERRIDES_OPEN_KEY] = True  # the overrides draw their inputs only when open
     app.run()
-    app.sidebar.number_input(key="w.peak_tflops").set_value(400.0).run()
+    app.sidebar.text_input(key="w.peak_tflops").input("400.0").run()
     assert any("Override" in c.value for c in app.sidebar.caption)

@@ -150,7 +150,7 @@ def test_scenario_gpu_row_matches_the_overview(app, gpu):
 def test_a_price_quote_stays_with_the_scenario_gpu(app):
     app.session_state[OVERRIDES_OPEN_KEY] = True  # the overrides draw their inputs only when open
     app.run()
-    app.sidebar.number_input(key="w.usd_per_gpu_hour").set_value(1.0).run()
+    app.sidebar.text_input(key="w.usd_per_gpu_hour").input("1.0").run()
     app.switch_page("app_pages/overview.py").run()
     overview_cost = metric(app, "Cost")
     app.switch_page(PAGE).run()

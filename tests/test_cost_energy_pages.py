@@ -32,7 +32,7 @@ def test_pricing_mode_on_cost_page_changes_overview_cost(app):
 
 
 def test_region_and_pue_on_energy_page_change_overview_carbon(app):
-    app.sidebar.number_input(key="w.examples").set_value(3_000_000).run()  # enough kg to compare closely
+    app.sidebar.text_input(key="w.examples").input("3000000").run()  # enough kg to compare closely
     before = overview_co2e(app)
     app.switch_page("app_pages/energy.py").run()
     app.selectbox(key="w.region").set_value("eu-north-1").run()
@@ -40,5 +40,5 @@ def test_region_and_pue_on_energy_page_change_overview_carbon(app):
     cleaner = overview_co2e(app)
     assert cleaner < before
     app.switch_page("app_pages/energy.py").run()
-    app.number_input(key="w.pue").set_value(1.5).run()
+    app.text_input(key="w.pue").input("1.5").run()
     assert overview_co2e(app) == pytest.approx(cleaner * 1.5 / 1.2, rel=0.05)

@@ -14,7 +14,7 @@ COUNT_AFTER_A_RERUN = """
 import gc, json
 from streamlit.testing.v1 import AppTest
 app = AppTest.from_file("app.py", default_timeout=30).run()
-app.number_input(key="w.n_gpus").set_value(12).run()
+app.text_input(key="w.n_gpus").input("12").run()
 assert not app.exception, app.exception
 gc.collect()
 print(json.dumps({"frozen": gc.get_freeze_count(), "walked": len(gc.get_objects())}))

@@ -55,6 +55,7 @@ ALLOWED_SHARED = {
         "_modules_at_last_freeze",
     ): "how many modules the process had at its last gc.freeze(): a "
     "process-wide fact about imports, holding no session's data",
+    ("ui/warmup.py", "_done"): "whether the process imported every module yet: one answer for all",
 }
 
 
@@ -214,7 +215,7 @@ def _gpu_row_csv(name: str) -> bytes:
 def _full_run(at: AppTest, pages: list[str]) -> None:
     """Every page, a few shared inputs changed, a scenario saved, a GPU uploaded for this session."""
     at.sidebar.selectbox(key="w.gpu").set_value("H200 SXM").run()
-    at.sidebar.number_input(key="w.n_gpus").set_value(64).run()
+    at.sidebar.text_input(key="w.n_gpus").input("64").run()
     uploaders = [u for u in at.sidebar.file_uploader if (u.key or "").startswith("team_data.w.gpus")]
     if uploaders:
         uploaders[0].upload("mine.csv", _gpu_row_csv("Session GPU X1"), "text/csv").run()
@@ -275,7 +276,7 @@ def test_two_sessions_on_one_library_see_each_others_saves(fresh_library: str) -
     first = AppTest.from_file(APP, default_timeout=60).run()
     second = AppTest.from_file(APP, default_timeout=60).run()
     assert _library_names(first) == _library_names(second) == []
-    first.sidebar.number_input(key="w.n_gpus").set_value(32).run()
+    first.sidebar.text_input(key="w.n_gpus").input("32").run()
     first.switch_page("app_pages/scenarios.py").run()
     first.text_input(key="scn.name").set_value("from the first").run()
     first.button(key="scn.save").click().run()

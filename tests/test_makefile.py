@@ -64,6 +64,14 @@ def test_run_after_test_installs_nothing(project: Path) -> None:
     assert [call for call in make(project, "test") if "pip" in call] == []
 
 
+def test_fuzz_runs_the_hypothesis_tests_under_the_fuzz_profile(project: Path) -> None:
+    calls = make(project, "fuzz")
+    assert calls[:2] == [RUNTIME_INSTALL, TEST_INSTALL]
+    assert calls[2:] == ["python -m pytest -m hypothesis tests"]
+    makefile = (project / "Makefile").read_text()
+    assert "HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -m hypothesis tests" in makefile
+
+
 def test_a_changed_pyproject_installs_again(project: Path) -> None:
     make(project, "test")
     with (project / "pyproject.toml").open("a") as toml:
@@ -72,3 +80,23 @@ def test_a_changed_pyproject_installs_again(project: Path) -> None:
     stamps = sorted(p.name for p in (project / ".venv").glob(".installed-*"))
     assert len(stamps) == 1 and stamps[0].startswith(".installed-run-"), "old stamps are removed"
     assert make(project, "test")[0] == TEST_INSTALL
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"), [({"CI": "true"}, 300), ({"HYPOTHESIS_PROFILE": "fuzz", "FUZZ_FACTOR": "2"}, 600)]
+)
+def test_the_fuzz_profile_multiplies_the_examples_and_ci_keeps_its_count(
+    env: dict[str, str], expected: int
+) -> None:
+    """The real profiles of tests/conftest.py on a real property (300 examples as written)."""
+    import os
+    import sys
+
+    test = "tests/test_number_entry.py::test_what_a_box_shows_reads_back_to_the_same_value"
+    clean = {k: v for k, v in os.environ.items() if k not in {"CI", "HYPOTHESIS_PROFILE", "FUZZ_FACTOR"}}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", test, "--hypothesis-show-statistics", "-p", "no:cacheprovider"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, env={**clean, **env},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert f"{expected} passing" in done.stdout, done.stdout[-2000:]

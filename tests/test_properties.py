@@ -22,8 +22,9 @@ from planner.estimate import estimate
 from planner.inputs.errors import scenario_error
 from planner.inputs.scenario import CUSTOM_MODEL, Scenario
 from planner.results import Estimate
+from tests.ci import n_examples
 
-PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=n_examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 CATS = default_catalogs()
 GPUS = CATS.gpus["name"].to_list()

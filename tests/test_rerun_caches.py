@@ -141,7 +141,7 @@ def test_one_resolve_per_rerun_after_an_input_change(monkeypatch):
     at = AppTest.from_file(APP, default_timeout=60).run()
     for epochs in (4.0, 5.0):
         calls.clear()
-        at.sidebar.number_input(key="w.epochs").set_value(epochs).run()
+        at.sidebar.text_input(key="w.epochs").input(str(epochs)).run()
         assert not at.exception
         assert len(calls) == 1
     calls.clear()

@@ -124,7 +124,7 @@ def test_save_lists_the_plan_with_author_tags_version_and_results(page, lib):
 def test_load_changes_the_overview_and_remembers_the_version(page, lib):
     save_as(page, "eight GPUs")
     eight = table(page, "Name")
-    page.sidebar.number_input(key="w.n_gpus").set_value(32).run()
+    page.sidebar.text_input(key="w.n_gpus").input("32").run()
     page.switch_page("app_pages/overview.py").run()
     hours_at_32 = metric(page, "GPU-hours")
     page.switch_page(PAGE).run()
@@ -132,13 +132,13 @@ def test_load_changes_the_overview_and_remembers_the_version(page, lib):
     ok(page.button(key="scn.load").click().run())
     assert page.session_state[SCENARIO_KEY] == Scenario()
     assert page.session_state[LOADED_KEY] == LoadedPlan(lib.find("eight GPUs").id, 1, "eight GPUs")
-    assert page.sidebar.number_input(key="w.n_gpus").value == 8
+    assert page.sidebar.text_input(key="w.n_gpus").value == "8"
     page.switch_page("app_pages/overview.py").run()
     hours_at_8 = metric(page, "GPU-hours")
     assert hours_at_8 != hours_at_32
     assert hours_at_8 == f"{eight['GPU-hours'][0]:,.1f}"  # the Overview shows one decimal
     # "Save changes" writes version 2 of the same plan.
-    page.sidebar.number_input(key="w.n_gpus").set_value(16).run()
+    page.sidebar.text_input(key="w.n_gpus").input("16").run()
     page.switch_page(PAGE).run()
     ok(page.button(key="scn.save_changes").click().run())
     stored = lib.find("eight GPUs")
@@ -359,7 +359,7 @@ def test_compare_marks_the_inputs_that_differ(page, lib):
 
 def test_an_unreachable_library_says_so_and_the_rest_of_the_page_works(app, monkeypatch):
     monkeypatch.setenv("PLANNER_DB_URL", "postgresql+psycopg://x@127.0.0.1:1/nope")
-    app.sidebar.number_input(key="w.n_gpus").set_value(16).run()
+    app.sidebar.text_input(key="w.n_gpus").input("16").run()
     ok(app.switch_page(PAGE).run())
     errors = texts(app.error)
     assert len(errors) == 1, errors
@@ -372,8 +372,8 @@ def test_an_unreachable_library_says_so_and_the_rest_of_the_page_works(app, monk
 
 
 def test_copy_link_shows_the_current_query_string(page):
-    page.sidebar.number_input(key="w.n_gpus").set_value(16).run()
-    page.sidebar.number_input(key="w.epochs").set_value(2.5).run()
+    page.sidebar.text_input(key="w.n_gpus").input("16").run()
+    page.sidebar.text_input(key="w.epochs").input("2.5").run()
     link = page.code[0].value
     assert link.startswith("?") and "n_gpus=16" in link and "epochs=2.5" in link
     assert page.query_params["n_gpus"] == "16"  # the address bar (app.py's sync) holds the same values

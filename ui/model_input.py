@@ -8,8 +8,9 @@ import streamlit as st
 from pydantic import ValidationError
 
 from planner import CUSTOM_MODEL, ModelShape, PlannerError, from_validation_error, shape_from_hf_config
+from ui.number_entry import number_entry
 from ui.safe_text import plain
-from ui.state import WIDGET_PREFIX, add_notice, apply_changes, bound, scenario
+from ui.state import WIDGET_PREFIX, add_notice, apply_changes, scenario
 
 CUSTOM_LABEL = "Custom (parameter count or imported config)"
 MODEL_LABEL = "Model"
@@ -42,13 +43,9 @@ def render_model_picker(presets: list[str]) -> None:
         return
     shape = scenario().model_shape
     if shape is None:
-        bound(
-            st.number_input,
+        number_entry(
             "Parameters (billions)",
             "params_b",
-            min_value=0.001,
-            step=1.0,
-            format="%.3f",
             help="Total parameters. For a mixture-of-experts model import its config to separate active "
             "from total parameters.",
         )

@@ -7,29 +7,25 @@ import streamlit as st
 from ui.data import catalogs, model_names
 from ui.estimate_cache import derived_values
 from ui.model_input import render_model_picker
+from ui.number_entry import number_entry
 from ui.safe_text import plain
 from ui.state import bound, scenario
-
-NUMBER = st.number_input
 
 
 def render_sidebar() -> None:
     st.header("Run")
     render_model_picker(model_names())
     st.subheader("Dataset")
-    bound(NUMBER, "Training examples", "examples", min_value=1, step=1000)
-    bound(
-        NUMBER,
+    number_entry("Training examples", "examples", help="A count: 30000, 30,000 or 3e4.")
+    number_entry(
         "Tokens per example",
         "tokens_per_example",
-        min_value=1.0,
-        step=100.0,
         help="Prompt plus completion, after the chat template is applied.",
     )
-    bound(NUMBER, "Epochs", "epochs", min_value=0.01, step=1.0)
+    number_entry("Epochs", "epochs")
     st.subheader("Hardware")
     _gpu_select()
-    bound(NUMBER, "Number of GPUs", "n_gpus", min_value=1, step=1)
+    number_entry("Number of GPUs", "n_gpus")
     _overrides()
 
 
@@ -73,7 +69,6 @@ def _overrides() -> None:
             derived.get("preset_mfu"),
             "%.3f",
             default_word="preset, compute only",
-            max_value=1.0,
             help="Share of the peak a run really achieves, end to end. Leave empty for the preset derived from "
             "published measurements for this GPU generation, model size and method: the preset counts compute "
             "only, and the planner adds communication and the pipeline bubble, so the achieved MFU shown on the "
@@ -104,12 +99,15 @@ def _gpu_select() -> None:
 
 
 def _overridable(
-    label: str, field: str, derived: float | None, fmt: str, default_word: str = "default", **kwargs: object
+    label: str,
+    field: str,
+    derived: float | None,
+    fmt: str,
+    default_word: str = "default",
+    help: str | None = None,
 ) -> None:
     """Empty means "take it from the catalogue or preset" (`derived`); a typed value is an override and is marked."""
     hint = "n/a" if derived is None else (fmt % derived)
-    value = bound(
-        NUMBER, label, field, min_value=0.0, format=fmt, placeholder=f"{hint} ({default_word})", **kwargs
-    )
+    value = number_entry(label, field, placeholder=f"{hint} ({default_word})", help=help)
     if value is not None:
         st.caption(f":orange[✎ Override] — default would be {plain(hint)}. Clear the box to use it.")

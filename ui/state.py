@@ -9,6 +9,7 @@ naming the widget by the label shown on screen (the error's field, or the widget
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
@@ -31,6 +32,8 @@ WIDGET_PREFIX = "w."
 # Field -> the label of the widget `bound` last rendered for it, so a notice about a field the user did not touch
 # this time still names what is on screen.
 LABELS_KEY = "field_labels"
+# Field -> the `Rejected` entry a `bound(..., beside=True)` widget shows under itself until it is changed.
+REJECTED_KEY = "rejected_entries"
 
 
 def init_state() -> None:
@@ -76,12 +79,19 @@ def apply_changes(*, labels: Mapping[str, str] | None = None, **changes: Any) ->
 
     `labels` names the widgets this change came from (field -> label on screen), for the notice.
     """
+    problem = _try_changes(labels or {}, changes)
+    if problem is not None:
+        add_notice(problem)
+    return problem is None
+
+
+def _try_changes(labels: Mapping[str, str], changes: Mapping[str, Any]) -> str | None:
+    """Store the changes if they validate; else the message saying why not (the scenario is kept)."""
     try:
         set_scenario(scenario().updated(**changes))
     except ValidationError as err:
-        add_notice(describe_for_app(scenario_error(err), labels or {}))
-        return False
-    return True
+        return describe_for_app(scenario_error(err), labels)
+    return None
 
 
 def describe_for_app(error: PlannerError, touched: Mapping[str, str]) -> str:
@@ -109,9 +119,32 @@ def show_notices() -> None:
     st.session_state[NOTICES_KEY] = []
 
 
-def _commit(field: str, label: str, to_model: Callable[[Any], Any] | None) -> None:
-    value = st.session_state[WIDGET_PREFIX + field]
-    apply_changes(labels={field: label}, **{field: to_model(value) if to_model else value})
+@dataclass(frozen=True)
+class Rejected:
+    """An entry the plan did not take: the text left in the box, why, and the value the plan kept."""
+
+    entry: Any
+    message: str
+    kept: Any
+
+
+def _commit(field: str, label: str, to_model: Callable[[Any], Any] | None, beside: bool) -> None:
+    entry = st.session_state[WIDGET_PREFIX + field]
+    rejected: dict[str, Rejected] = st.session_state.setdefault(REJECTED_KEY, {})
+    rejected.pop(field, None)
+    kept = getattr(scenario(), field)
+    try:
+        value = to_model(entry) if to_model else entry
+    except PlannerError as err:  # text that is not a number of this field: refused, said beside the box
+        problem: str | None = describe_for_app(err, {field: label})
+    else:
+        problem = _try_changes({field: label}, {field: value})
+    if problem is None:
+        return
+    if beside:
+        rejected[field] = Rejected(entry, problem, kept)
+    else:
+        add_notice(problem)
 
 
 def bound(
@@ -121,13 +154,28 @@ def bound(
     *,
     to_widget: Callable[[Any], Any] | None = None,
     to_model: Callable[[Any], Any] | None = None,
+    beside: bool = False,
     **kwargs: Any,
 ) -> Any:
-    """Render `widget` as a view of `scenario().<field>`. Never pass value=/index=."""
+    """Render `widget` as a view of `scenario().<field>`. Never pass value=/index=.
+
+    With `beside`, a rejected entry stays in the box with its message right under it (until the user changes
+    it, or the plan's value changes another way); otherwise the message goes to the notices at the top.
+    """
     current = getattr(scenario(), field)
     st.session_state.setdefault(LABELS_KEY, {})[field] = label
-    st.session_state[WIDGET_PREFIX + field] = to_widget(current) if to_widget else current
-    widget(label, key=WIDGET_PREFIX + field, on_change=_commit, args=(field, label, to_model), **kwargs)
+    rejected = st.session_state.get(REJECTED_KEY, {}).get(field)
+    if rejected is not None and rejected.kept != current:  # the plan moved on (a loaded plan, another page)
+        st.session_state[REJECTED_KEY].pop(field)
+        rejected = None
+    shown = rejected.entry if rejected is not None else (to_widget(current) if to_widget else current)
+    st.session_state[WIDGET_PREFIX + field] = shown
+    args = (field, label, to_model, beside)
+    widget(label, key=WIDGET_PREFIX + field, on_change=_commit, args=args, **kwargs)
+    if rejected is not None:
+        kept = to_widget(rejected.kept) if to_widget else rejected.kept
+        kept_words = kept if kept not in ("", None) else "(empty)"
+        st.error(plain(f"{rejected.message} — not applied; the plan keeps {kept_words}."))
     return current
 
 

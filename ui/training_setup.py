@@ -11,6 +11,7 @@ import streamlit as st
 
 from planner import Scenario
 from ui.estimate_cache import current_resolved
+from ui.number_entry import number_entry
 from ui.safe_text import plain
 from ui.state import bound, scenario
 
@@ -87,7 +88,7 @@ def _derived_seq_len() -> int | None:
 def _method_inputs() -> None:
     bound(st.selectbox, "Method", "method", options=list(METHOD_LABELS), format_func=METHOD_LABELS.get)
     if scenario().method != "full":
-        bound(st.number_input, "LoRA rank", "lora_rank", min_value=1, step=8)
+        number_entry("LoRA rank", "lora_rank")
         bound(st.selectbox, "LoRA targets", "lora_targets", options=["all_linear", "attention"])
     if scenario().method == "qlora":
         bound(st.checkbox, "Double quantisation", "qlora_double_quant")
@@ -103,26 +104,20 @@ def _method_inputs() -> None:
         "precision",
         options=["bf16_mixed", "fp16_mixed", "bf16_pure", "fp8_mixed", "fp32"],
     )
-    bound(
-        st.number_input,
+    number_entry(
         "Bytes per parameter (override)",
         "bytes_per_param",
-        min_value=0.0,
-        format="%.2f",
         placeholder="from the recipe",
         help="Replaces weights + gradients + optimizer + master copy: 16 for mixed-precision AdamW, ~2 for LoRA.",
     )
 
 
 def _batch_inputs() -> None:
-    bound(st.number_input, "Micro-batch (sequences per GPU)", "micro_batch", min_value=1, step=1)
-    bound(st.number_input, "Gradient accumulation steps", "grad_accum", min_value=1, step=1)
-    bound(
-        st.number_input,
+    number_entry("Micro-batch (sequences per GPU)", "micro_batch")
+    number_entry("Gradient accumulation steps", "grad_accum")
+    number_entry(
         "Sequence length (tokens)",
         "seq_len",
-        min_value=16,
-        step=512,
         placeholder="from tokens per example",
         help="Leave empty to follow the data: packed, the smallest power of two holding one example (at least "
         "512); padded, one example rounded up to a multiple of 64.",
@@ -154,9 +149,9 @@ def _sharding_inputs() -> None:
         format_func=ZERO_LABELS.get,
     )
     bound(st.checkbox, "Shard within a node only (HYBRID_SHARD)", "hybrid_shard")
-    bound(st.number_input, "Tensor parallel", "tp", min_value=1, step=1)
-    bound(st.number_input, "Pipeline parallel", "pp", min_value=1, step=1)
-    bound(st.number_input, "Context parallel", "cp", min_value=1, step=1)
+    number_entry("Tensor parallel", "tp")
+    number_entry("Pipeline parallel", "pp")
+    number_entry("Context parallel", "cp")
     bound(st.checkbox, "Sequence parallelism", "sequence_parallel")
 
 
@@ -165,12 +160,5 @@ def _memory_inputs() -> None:
     bound(st.checkbox, "Fused / chunked cross-entropy", "fused_cross_entropy")
     bound(st.checkbox, "Offload optimizer to CPU", "offload_optimizer")
     bound(st.checkbox, "Offload parameters to CPU", "offload_params")
-    bound(st.number_input, "Framework overhead per GPU (GiB)", "overhead_gib", min_value=0.0, step=0.5)
-    bound(
-        st.number_input,
-        "Allocator fragmentation (share)",
-        "fragmentation_frac",
-        min_value=0.0,
-        max_value=1.0,
-        step=0.01,
-    )
+    number_entry("Framework overhead per GPU (GiB)", "overhead_gib")
+    number_entry("Allocator fragmentation (share)", "fragmentation_frac")

@@ -8,19 +8,13 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 from pathlib import Path
 from typing import Any
 
 from planner.errors import PlannerError
-from planner.inputs.bounded_read import (
-    MAX_JSON_NESTING,
-    SCENARIO_FILE,
-    ReadLimitError,
-    json_nesting_depth,
-    read_limited,
-)
+from planner.inputs.bounded_read import SCENARIO_FILE, ReadLimitError, read_limited
 from planner.inputs.scenario import CUSTOM_MODEL, Scenario
+from planner.model.hf_json import parse_json_text
 
 # The seed's flag names (DESIGN.md §4) for fields whose Scenario names differ.
 SEED_ALIASES: dict[str, str] = {
@@ -126,27 +120,18 @@ def _read_json_object(path: Path) -> dict[str, Any]:
         raise InputError("", str(err)) from None
     except UnicodeDecodeError as err:
         raise InputError("", f"scenario file {path}: is not UTF-8 text (byte {err.start})") from None
-    depth = json_nesting_depth(text)
-    if depth > MAX_JSON_NESTING:
-        raise InputError(
-            "", f"scenario file {path}: nests {depth} levels deep; the limit is {MAX_JSON_NESTING}"
-        )
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(
-            "", f"scenario file: {path} is not valid JSON ({err.msg} at line {err.lineno})"
-        ) from err
-    except ValueError as err:  # an integer literal beyond Python's digit limit
-        raise InputError("", f"scenario file: {path} could not be parsed ({str(err)[:80]})") from None
+        data = parse_json_text(text)  # nesting, NaN and digit limits checked: no RecursionError
+    except ValueError as err:
+        raise InputError("", f"scenario file {path}: {err}") from None
     if not isinstance(data, dict):
         raise InputError("", f"scenario file: {path} must hold a JSON object")
     return data
 
 
 def _shape_from_file(path: Path) -> dict[str, Any]:
+    from planner.inputs.bounded_read import MODEL_CONFIG
     from planner.model.hf_config import shape_from_hf_config
-    from planner.model.hf_json import MODEL_CONFIG
 
     try:
         raw = read_limited(path, MODEL_CONFIG, str(path))

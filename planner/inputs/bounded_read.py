@@ -21,25 +21,23 @@ configs, catalog_schema for catalogue files, ...) or here for formats without a 
 from __future__ import annotations
 
 import os
-import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
+from planner.model.hf_json import MAX_CONFIG_BYTES, MAX_NESTING
 
 __all__ = [
     "MAX_JSON_NESTING",
     "MAX_QUERY_STRING_CHARS",
+    "MODEL_CONFIG",
     "SCENARIO_FILE",
     "Limit",
     "ReadLimitError",
     "check_limited",
-    "json_nesting_depth",
     "read_limited",
 ]
 
-_STRING_LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _CHUNK_BYTES = 1 << 20  # read in 1 MiB pieces so a large limit never asks the OS for one huge buffer
 
 
@@ -57,9 +55,9 @@ class Limit:
 
 # A scenario file is one Scenario as JSON: about 1 kB, 3 kB with an imported model shape.
 SCENARIO_FILE = Limit("scenario file", 1_000_000, "a scenario is about 1 kB, 3 kB with a model shape")
-# Scenario JSON nests 2 levels (the object, then model_shape); hf configs 3-4. 20 keeps every real file and stays
-# far below Python's recursion limit, so json.loads can never raise RecursionError on text that passed this check.
-MAX_JSON_NESTING = 20
+# The nesting limit of every untrusted JSON text is hf_json's (one guarded parse: planner.model.hf_json).
+MAX_JSON_NESTING = MAX_NESTING
+MODEL_CONFIG = Limit("model config", MAX_CONFIG_BYTES, "a config.json is a few kB")
 # A share link of every non-default field with a model shape is about 2,500 characters; browsers and proxies cut
 # URLs somewhere above 8,000, so a longer query string was not made by the app's share button.
 MAX_QUERY_STRING_CHARS = 8_000
@@ -132,11 +130,3 @@ def check_limited(data: bytes, limit: Limit, label: str) -> bytes:
     if len(data) > limit.max_bytes:
         raise _too_large(label, limit, f"{len(data):,} bytes")
     return data
-
-
-def json_nesting_depth(text: str) -> int:
-    """Deepest `[`/`{` nesting outside string literals, found without recursion (before json.loads recurses)."""
-    skeleton = np.frombuffer(_STRING_LITERAL.sub("", text).encode("utf-8"), dtype=np.uint8)
-    steps = np.isin(skeleton, (ord("{"), ord("["))).astype(np.int32)
-    steps -= np.isin(skeleton, (ord("}"), ord("]"))).astype(np.int32)
-    return int(np.cumsum(steps).max(initial=0))

@@ -149,10 +149,12 @@ class Scenario(BaseModel):
                 }
         return data
 
-    @field_validator("gpu", "region", "model", "snapshot")
+    # Before the length checks: " " (a link's `gpu=%20`) must fail min_length, not pass it and become "", which
+    # would leave a stored scenario that no later change validates against.
+    @field_validator("gpu", "region", "model", "snapshot", mode="before")
     @classmethod
-    def _strip(cls, value: str) -> str:
-        return value.strip()
+    def _strip(cls, value: Any) -> Any:
+        return value.strip() if isinstance(value, str) else value
 
     @field_validator("gpu", "region", "model")
     @classmethod

@@ -36,12 +36,12 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
-from planner.errors import PlannerError
-from planner.inputs.bounded_read import MAX_JSON_NESTING, json_nesting_depth
+from planner.errors import PlannerError, shortened
 from planner.inputs.errors import scenario_error
 from planner.inputs.safe_csv import FORMULA_PREFIXES, csv_number, neutralise_cell
 from planner.inputs.scenario import Scenario
 from planner.inputs.scenario_set import MAX_SAVED, name_problem
+from planner.model.hf_json import parse_json_text
 
 NAME_COLUMN = "name"
 INPUT_COLUMNS: tuple[str, ...] = tuple(Scenario.model_fields)
@@ -253,10 +253,12 @@ def _row(
     fields: dict[str, Any] = {}
     for column in INPUT_COLUMNS:
         if column in cells:
+            text = unguard_cell(cells[column]).strip()
             try:
-                fields[column] = _input_value(column, unguard_cell(cells[column]).strip())
+                fields[column] = _input_value(column, text)
             except ValueError as err:
-                return name, None, ImportProblem(row_number, column, f"not valid JSON ({err}).")
+                problem = f"the JSON text {err} (got {shortened(text)!r})."
+                return name, None, ImportProblem(row_number, column, problem)
     try:
         scenario = Scenario.model_validate(fields)
         if check is not None:
@@ -272,10 +274,7 @@ def _row(
 
 def _input_value(column: str, text: str) -> Any:
     if column == "model_shape":
-        depth = json_nesting_depth(text)
-        if depth > MAX_JSON_NESTING:  # json.loads recurses: refuse before it can raise RecursionError
-            raise ValueError(f"nests {depth:,} levels deep; at most {MAX_JSON_NESTING} are allowed")
-        return json.loads(text) if text else None
+        return parse_json_text(text) if text else None
     if text == "":
         return None if Scenario.model_fields[column].default is None else _empty_for(column)
     return text

@@ -7,18 +7,21 @@ standard parser recurses, so deep nesting is refused before it is parsed). NaN a
 from __future__ import annotations
 
 import json
+import re
+import sys
 from typing import Any
 
-from planner.errors import PlannerError
-from planner.inputs.bounded_read import MAX_JSON_NESTING, Limit, json_nesting_depth
+import numpy as np
+
+from planner.errors import PlannerError, shortened
 
 MAX_CONFIG_BYTES = 1_000_000  # real configs are a few kB; a megabyte leaves room for long rope tables
-MODEL_CONFIG = Limit("model config", MAX_CONFIG_BYTES, "a config.json is a few kB")
-MAX_NESTING = MAX_JSON_NESTING  # real configs nest 3-4 levels (text_config -> rope_scaling -> ...)
+MAX_NESTING = 20  # real configs nest 3-4 levels (text_config -> rope_scaling -> ...)
 MAX_COUNT = (
     10_000_000  # bound on any size-like integer (vocab, widths); ModelShape has tighter per-field bounds
 )
 MISSING = object()
+_STRING_LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
 class ConfigImportError(PlannerError):
@@ -43,26 +46,53 @@ def _decode(text: str | bytes) -> str:
     return text.removeprefix("\ufeff")
 
 
+def _nesting_depth(text: str) -> int:
+    """Deepest bracket nesting outside string literals (checked before json.loads recurses)."""
+    skeleton = np.frombuffer(_STRING_LITERAL.sub("", text).encode("utf-8"), dtype=np.uint8)
+    steps = np.isin(skeleton, (ord("{"), ord("["))).astype(np.int32)
+    steps -= np.isin(skeleton, (ord("}"), ord("]"))).astype(np.int32)
+    return int(np.cumsum(steps).max(initial=0))
+
+
+class _Constant(ValueError):
+    pass
+
+
 def _reject_constant(token: str) -> None:
-    raise ConfigImportError(f"config contains {token}, which is not valid JSON")
+    raise _Constant(f"contains {token}, which is not valid JSON")
+
+
+def parse_json_text(source: str, max_nesting: int = MAX_NESTING) -> Any:
+    """The value of untrusted JSON text, or ValueError with a one-line reason (never RecursionError).
+
+    The one guarded `json.loads` for text a user or a file supplies (config.json, a share link's or a CSV
+    cell's model_shape, a CLI scenario file): nesting is checked before the recursive parser runs, NaN and
+    Infinity are refused, and an integer beyond Python's digit limit is reported, not raised.
+    """
+    depth = _nesting_depth(source)
+    if depth > max_nesting:
+        raise ValueError(f"nests {depth} levels deep; the limit is {max_nesting}")
+    try:
+        return json.loads(source, parse_constant=_reject_constant)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}") from None
+    except _Constant as err:
+        raise ValueError(str(err)) from None
+    except ValueError:  # the only other ValueError json raises: an integer beyond Python's digit limit
+        limit = sys.get_int_max_str_digits()
+        raise ValueError(f"could not be parsed: it holds an integer of more than {limit:,} digits") from None
+    except RecursionError:  # not expected below the nesting limit; said plainly rather than raised
+        raise ValueError("nests too deeply to be read") from None
 
 
 def parse_config(text: str | bytes) -> dict[str, Any]:
     """The JSON object in `text`, after the size and nesting limits."""
-    source = _decode(text)
-    depth = json_nesting_depth(source)
-    if depth > MAX_NESTING:
-        raise ConfigImportError(f"config nests {depth} levels deep; the limit is {MAX_NESTING}")
     try:
-        data = json.loads(source, parse_constant=_reject_constant)
-    except json.JSONDecodeError as err:
-        raise ConfigImportError(
-            f"config is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}"
-        ) from None
+        data = parse_json_text(_decode(text))
     except ConfigImportError:
         raise
-    except (ValueError, RecursionError) as err:  # e.g. an integer literal beyond Python's digit limit
-        raise ConfigImportError(f"config could not be parsed: {str(err)[:80]}") from None
+    except ValueError as err:
+        raise ConfigImportError(f"config {err}") from None
     if not isinstance(data, dict):
         raise ConfigImportError(f"config must be a JSON object, got {_kind(data)}")
     return data
@@ -98,7 +128,7 @@ class ConfigReader:
 
     def _wrong(self, key: str, expected: str, value: Any) -> ConfigImportError:
         return ConfigImportError(
-            f"config key {self.prefix + key!r}: expected {expected}, got {_kind(value)} ({value!r:.40})"
+            f"config key {self.prefix + key!r}: expected {expected}, got {_kind(value)} ({shortened(repr(value))})"
         )
 
     def get_int(self, key: str, default: Any = MISSING, low: int = 1, high: int = MAX_COUNT) -> int:
@@ -106,7 +136,9 @@ class ConfigReader:
         if type(value) is not int:
             raise self._wrong(key, "an integer", value)
         if not low <= value <= high:
-            raise ConfigImportError(f"config key {self.prefix + key!r}: {value} is outside [{low}, {high:,}]")
+            raise ConfigImportError(
+                f"config key {self.prefix + key!r}: {shortened(str(value))} is outside [{low}, {high:,}]"
+            )
         return value
 
     def get_number(self, key: str, default: Any = MISSING, low: float = 0.0, high: float = 1000.0) -> float:

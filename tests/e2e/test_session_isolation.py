@@ -29,8 +29,8 @@ def test_two_browsers_keep_their_own_scenarios(open_app_page) -> None:
     for app in (alice, bob):
         app.nav("Cost")
     alice_plan, bob_plan = _plan(alice), _plan(bob)
-    assert alice_plan == ("Llama 3.1 8B", "H200 SXM", "32", "3.00"), alice_plan
-    assert bob_plan == ("Qwen2.5 7B", "H100 SXM", "8", "1.00"), bob_plan
+    assert alice_plan == ("Llama 3.1 8B", "H200 SXM", "32", "3"), alice_plan
+    assert bob_plan == ("Qwen2.5 7B", "H100 SXM", "8", "1"), bob_plan
     assert alice.metrics() != bob.metrics()
     alice_query, bob_query = alice.query(), bob.query()
     assert alice_query.get("gpu") == "H200 SXM" and "model" not in alice_query, alice_query

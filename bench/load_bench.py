@@ -91,7 +91,7 @@ class Session:
                 raise RunFailed(f"no widget keyed {WIDGET_KEY} on the page")
             widget = state.widget_states.widgets.add()
             widget.id = self.widget_id
-            widget.int_value = widget_value
+            widget.string_value = str(widget_value)  # a text box: numbers are typed (ui/number_entry.py)
         self.shown_value = None
         start = time.perf_counter()
         await self.socket.send(message.SerializeToString())
@@ -128,9 +128,10 @@ class Session:
         kind = element.WhichOneof("type")
         if kind == "exception":
             raise RunFailed(f"exception in the run: {element.exception.message[:200]}")
-        if kind == "number_input" and element.number_input.id.endswith("-" + WIDGET_KEY):
-            self.widget_id = element.number_input.id
-            self.shown_value = element.number_input.value
+        if kind == "text_input" and element.text_input.id.endswith("-" + WIDGET_KEY):
+            self.widget_id = element.text_input.id
+            text = element.text_input.value.replace(",", "")
+            self.shown_value = float(text) if text.replace(".", "", 1).isdigit() else None
 
 
 async def one_session(

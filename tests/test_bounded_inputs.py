@@ -114,7 +114,7 @@ def test_oversized_and_deep_scenario_files_are_refused_by_their_limit(tmp_path):
     assert "scenario file" in line and "1,000,013 bytes" in line and "at most 1,000,000 bytes" in line
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 5_000)  # json.loads would raise RecursionError
-    assert "nests 5000 levels deep; the limit is 20" in _refused("estimate", str(deep))
+    assert "nests 5,000 levels deep; the limit is 20" in _refused("estimate", str(deep))
 
 
 # --- the reader itself --------------------------------------------------------------------------------

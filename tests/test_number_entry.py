@@ -15,6 +15,7 @@ from planner.inputs.numbers import number_text, parse_field_number, parse_number
 from planner.inputs.scenario import Scenario
 from tests.ci import n_examples
 from tests.shown_text import shown
+from ui.sidebar import OVERRIDES_OPEN_KEY
 from ui.state import NOTICES_KEY, SCENARIO_KEY
 
 
@@ -138,6 +139,8 @@ def test_a_refused_entry_stays_in_the_box_with_its_message_beside_it(app) -> Non
     ],
 )
 def test_out_of_range_entries_are_refused_beside_the_box(app, key, label, text, expected) -> None:
+    app.session_state[OVERRIDES_OPEN_KEY] = True  # MFU is among the overrides, drawn only while open
+    app.run()
     before = app.session_state[SCENARIO_KEY]
     assert _type(app, key, text) == before
     messages = [shown(e.value) for e in app.sidebar.error]

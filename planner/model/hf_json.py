@@ -71,7 +71,7 @@ def parse_json_text(source: str, max_nesting: int = MAX_NESTING) -> Any:
     """
     depth = _nesting_depth(source)
     if depth > max_nesting:
-        raise ValueError(f"nests {depth} levels deep; the limit is {max_nesting}")
+        raise ValueError(f"nests {depth:,} levels deep; the limit is {max_nesting}")
     try:
         return json.loads(source, parse_constant=_reject_constant)
     except json.JSONDecodeError as err:

@@ -22,6 +22,7 @@ from ui import format as fmt
 from ui.blocks import assumptions
 from ui.data import catalogs
 from ui.methods_link import methods_link
+from ui.number_entry import typed_number
 from ui.safe_text import plain
 from ui.state import scenario
 
@@ -50,8 +51,8 @@ vendor_col, memory_col, sort_col, flags_col = st.columns([3, 2, 2, 2])
 vendors = vendor_col.multiselect(
     "Vendors", sorted(set(everything["vendor"])), key="compare.vendors", placeholder="All vendors"
 )
-min_memory = memory_col.number_input(
-    "Minimum memory per GPU (GiB)", min_value=0.0, step=8.0, key="compare.min_memory_gib"
+min_memory, _ = typed_number(
+    memory_col, "Minimum memory per GPU (GiB)", "compare.min_memory_gib", integer=False, low=0.0, default=0.0
 )
 metric = sort_col.selectbox("Sort by", list(SORT_METRICS), key="compare.sort")
 priced_only = flags_col.checkbox("Priced GPUs only", key="compare.priced_only")

@@ -27,6 +27,7 @@ from ui import search_charts
 from ui.blocks import assumptions
 from ui.compare_table import with_wall_clock
 from ui.data import catalogs
+from ui.number_entry import typed_number
 from ui.safe_text import plain
 from ui.state import scenario, set_scenario
 
@@ -77,18 +78,20 @@ st.caption(
 
 with st.form("search.form", border=True):
     first, second, third = st.columns(3)
-    deadline = first.number_input(
+    # Typed boxes (ui/number_entry.py): 1e6 or 30,000 read exactly; a bad entry is refused beside its box.
+    deadline, deadline_ok = typed_number(
+        first,
         "Deadline (hours of wall clock)",
-        min_value=0.01,
-        value=None,
+        "search.deadline_h",
+        integer=False,
+        low=0.01,
         placeholder="no deadline",
-        key="search.deadline_h",
     )
-    budget = second.number_input(
-        "Budget (USD)", min_value=1.0, value=None, placeholder="no budget", key="search.budget_usd"
+    budget, budget_ok = typed_number(
+        second, "Budget (USD)", "search.budget_usd", integer=False, low=1.0, placeholder="no budget"
     )
-    max_gpus = third.number_input(
-        "Most GPUs", min_value=1, max_value=1_000_000, value=DEFAULT_MAX_GPUS, step=8, key="search.max_gpus"
+    max_gpus, max_gpus_ok = typed_number(
+        third, "Most GPUs", "search.max_gpus", integer=True, low=1, high=1_000_000, default=DEFAULT_MAX_GPUS
     )
     gpus = st.multiselect(
         "GPU types",
@@ -101,12 +104,16 @@ with st.form("search.form", border=True):
     objective = fourth.selectbox(
         "Best means", OBJECTIVES, format_func=OBJECTIVE_LABELS.get, key="search.objective"
     )
-    top_n = fifth.number_input("Results to list", min_value=1, max_value=100, value=10, key="search.top_n")
+    top_n, top_n_ok = typed_number(
+        fifth, "Results to list", "search.top_n", integer=True, low=1, high=100, default=10
+    )
     st.caption(plain(f"Pricing: {base.pricing.replace('_', ' ')} (sidebar). Region for CO2e: {base.region}."))
     submitted = st.form_submit_button("Search", type="primary", icon=":material/search:", key="search.run")
 
 
 def _run_search() -> None:
+    if not (deadline_ok and budget_ok and max_gpus_ok and top_n_ok):
+        return  # each refused box says why beside it; nothing is searched with a value the user did not type
     if not gpus:
         st.warning("Choose at least one GPU type.")
         return

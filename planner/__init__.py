@@ -63,7 +63,7 @@ from planner.decide.sheet import (
 from planner.decide.sweep import OBJECTIVES, Constraints, SearchResult, priced_gpus, scenario_for, search
 from planner.decide.sweep_grid import DEFAULT_MAX_GPUS, SearchSpace, target_batch_sequences
 from planner.decide.sweep_words import label
-from planner.errors import PlannerError, from_validation_error
+from planner.errors import PlannerError, from_validation_error, shortened
 from planner.estimate import estimate, estimate_resolved
 from planner.export.export_types import TARGET_VERSIONS as EXPORT_TARGET_VERSIONS
 from planner.export.export_types import Export
@@ -71,7 +71,7 @@ from planner.export.exporters import EXPORT_TARGETS, export_plan
 from planner.formulas.cost import EXPERIMENTS_MULTIPLIER_GUIDANCE
 from planner.formulas.energy import GPU_UTIL_EXPLANATION, PUE_EXPLANATION
 from planner.inputs.errors import scenario_error
-from planner.inputs.numbers import number_text, parse_field_number
+from planner.inputs.numbers import number_text, parse_field_number, parse_number
 from planner.inputs.query import PAGE_PARAMETERS, drop_unknown_names, scenario_from_query, scenario_to_query
 from planner.inputs.safe_csv import csv_number, safe_csv
 from planner.inputs.scenario import CUSTOM_MODEL, Scenario
@@ -154,6 +154,8 @@ __all__ = [  # noqa: RUF022 (grouped by part of the pipeline, the core first, no
     "scenario_to_query",
     "number_text",
     "parse_field_number",
+    "parse_number",
+    "shortened",
     "safe_csv",
     "csv_number",
     "MAX_CSV_BYTES",

@@ -20,7 +20,7 @@ def searched(app):
     app.switch_page(PAGE).run()
     assert not app.exception, [e.value for e in app.exception]
     app.multiselect(key="search.gpus").set_value(GPUS)
-    app.number_input(key="search.max_gpus").set_value(64)
+    app.text_input(key="search.max_gpus").input(str(64))
     app.button(key="search.run").click().run()
     assert not app.exception, [e.value for e in app.exception]
     return app
@@ -74,7 +74,7 @@ def test_apply_loads_the_configuration_on_every_page(searched):
 
 def test_apply_another_rank_and_a_deadline(searched):
     deadline = float(results(searched)["wall_clock_h"].min()) * 0.999
-    searched.number_input(key="search.deadline_h").set_value(deadline)
+    searched.text_input(key="search.deadline_h").input(str(deadline))
     searched.selectbox(key="search.objective").set_value("wall_clock")
     searched.button(key="search.run").click().run()
     table = results(searched)
@@ -89,8 +89,32 @@ def test_apply_another_rank_and_a_deadline(searched):
 
 
 def test_impossible_constraints_show_why(searched):
-    searched.number_input(key="search.budget_usd").set_value(1.0)
+    searched.text_input(key="search.budget_usd").input(str(1.0))
     searched.button(key="search.run").click().run()
     assert not searched.exception
     assert any("No configuration meets the constraints" in e.value for e in searched.error)
     assert not searched.dataframe
+
+
+def test_typed_limits_are_read_exactly_or_refused_beside_their_box(app):
+    """Issue 18, numbers typed as people type them: a number_input read `1e6` as 1 and `2.5` GPUs as 2 without a
+    word; the search's own boxes now read scientific notation exactly and refuse what is not a count."""
+    app.switch_page(PAGE).run()
+    app.multiselect(key="search.gpus").set_value(GPUS)
+    app.text_input(key="search.max_gpus").input("2.5")
+    app.button(key="search.run").click().run()
+    assert not app.exception
+    refusals = [e.value for e in app.error]
+    assert any(r.startswith("Most GPUs: '2.5' must be a whole number") for r in refusals), refusals
+    assert not app.dataframe  # nothing was searched with a value the user did not type
+    app.text_input(key="search.max_gpus").input("1e3")
+    app.text_input(key="search.deadline_h").input("1e400")
+    app.button(key="search.run").click().run()
+    refusals = [e.value for e in app.error]
+    assert any(r.startswith("Deadline (hours of wall clock): '1e400' is far too large") for r in refusals), (
+        refusals
+    )
+    app.text_input(key="search.deadline_h").input("")
+    app.button(key="search.run").click().run()
+    assert not app.error and app.dataframe
+    assert 1 < results(app)["n_gpus"].max() <= 1_000  # 1e3 read as a thousand GPUs (as 1, every plan had 1)

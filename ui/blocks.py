@@ -48,8 +48,11 @@ def unavailable_notes(est: Estimate) -> None:
 
 
 def assumptions(lines: Sequence[str]) -> None:
-    with st.expander("What this assumes", expanded=False):
-        st.markdown("\n".join(f"- {line}" for line in lines))
+    # Drawn only while open: a closed section's text is still a message on every rerun. One key for every page
+    # (a run draws one page), so the section stays open or closed as the user moves between pages.
+    section = st.expander("What this assumes", key="assumptions.open", on_change="rerun")
+    if section.open:
+        section.markdown("\n".join(f"- {line}" for line in lines))
 
 
 def model_note(est: Estimate, is_moe: bool) -> None:

@@ -66,8 +66,11 @@ def render_training_setup(page_title: str) -> None:
     if page_title == "Memory" and ss.get(LAST_PAGE_KEY) != "Memory":
         ss[OPEN_KEY] = True
     ss[LAST_PAGE_KEY] = page_title
-    st.subheader("Training setup")
-    st.caption(plain(setup_summary(scenario(), _derived_seq_len())))
+    # The heading and the summary in one element: every element is a message on each rerun.
+    st.markdown(
+        "#### Training setup\n\n"
+        f":small[:gray[{plain(setup_summary(scenario(), _derived_seq_len()))}]]"
+    )
     section = st.expander("Method, batch, sharding, memory savers", key=OPEN_KEY, on_change="rerun")
     if not section.open:
         return

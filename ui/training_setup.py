@@ -68,8 +68,7 @@ def render_training_setup(page_title: str) -> None:
     ss[LAST_PAGE_KEY] = page_title
     # The heading and the summary in one element: every element is a message on each rerun.
     st.markdown(
-        "#### Training setup\n\n"
-        f":small[:gray[{plain(setup_summary(scenario(), _derived_seq_len()))}]]"
+        f"#### Training setup\n\n:small[:gray[{plain(setup_summary(scenario(), _derived_seq_len()))}]]"
     )
     section = st.expander("Method, batch, sharding, memory savers", key=OPEN_KEY, on_change="rerun")
     if not section.open:

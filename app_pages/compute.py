@@ -131,7 +131,7 @@ st.subheader("Scaling with GPU count")
 curve = scaling_curve(resolved)
 st.vega_lite_chart(spec=charts.scaling(curve, resolved.scenario.gpus_per_node), width="stretch")
 best = curve.filter(pl.col("scaling_efficiency_frac") >= 0.8)
-sequences_per_step = resolved.scenario.micro_batch * resolved.scenario.grad_accum * resolved.scenario.dp
+sequences_per_step = resolved.scenario.sequences_per_step
 last_gpus = int(curve["n_gpus"].max())
 ending = (
     f"it is drawn up to {last_gpus:,} GPUs"

@@ -29,43 +29,32 @@ methods_link("time")
 # One row of three columns holding two figures each: half the layout messages of two rows of columns, which a
 # rerun pays for in the browser (bench/browser_bench.py). Every figure carries a second line, so the rows align.
 first, second, third = st.columns(3)
-first.metric(
+
+
+def figure(column, label: str, value: str, note: str) -> None:
+    """A headline figure with its second line in grey (a note, not a change)."""
+    column.metric(label, value, note, delta_color="off", delta_arrow="off")
+
+
+n_gpus = resolved.scenario.n_gpus
+figure(
+    first,
     "Wall clock",
     fmt.hours(est.wall_clock_h),
     f"range {fmt.band(est.wall_clock_h_low, est.wall_clock_h_high, 'hours')}",
-    delta_color="off",
-    delta_arrow="off",
 )
-second.metric(
-    "GPU-hours",
-    fmt.count(est.device_hours, 1),
-    f"wall clock × {resolved.scenario.n_gpus:,} GPUs",
-    delta_color="off",
-    delta_arrow="off",
-)
-third.metric(
-    "Cost",
-    fmt.usd(est.cost_usd),
-    f"range {fmt.band(est.cost_usd_low, est.cost_usd_high)}",
-    delta_color="off",
-    delta_arrow="off",
-)
+figure(second, "GPU-hours", fmt.count(est.device_hours, 1), f"wall clock × {n_gpus:,} GPUs")
+figure(third, "Cost", fmt.usd(est.cost_usd), f"range {fmt.band(est.cost_usd_low, est.cost_usd_high)}")
 with first:
     memory_metric(est)
-second.metric(  # the unit in the label: it fits at 1,100 px
+# The unit in the label: it fits at 1,100 px.
+figure(
+    second,
     "Throughput (tokens/s)",
     fmt.count(est.tokens_per_s),
-    f"{fmt.count(est.tokens_per_s / resolved.scenario.n_gpus)} per GPU",
-    delta_color="off",
-    delta_arrow="off",
+    f"{fmt.count(est.tokens_per_s / n_gpus)} per GPU",
 )
-third.metric(
-    "Energy and carbon",
-    f"{fmt.sig(est.energy_kwh)} kWh",
-    f"{fmt.sig(est.co2e_kg)} kg CO2e",
-    delta_color="off",
-    delta_arrow="off",
-)
+figure(third, "Energy and carbon", f"{fmt.sig(est.energy_kwh)} kWh", f"{fmt.sig(est.co2e_kg)} kg CO2e")
 
 if est.fits_vram is False:
     with st.container(border=True):

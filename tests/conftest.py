@@ -31,6 +31,20 @@ os.environ["PLANNER_DB_URL"] = f"sqlite:///{tempfile.mkdtemp(prefix='planner-tes
 
 
 @pytest.fixture
+def fresh_catalogs(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No team folder unless the test sets one, and no catalogue or upload left over from another test."""
+    import streamlit as st
+
+    from ui import data as ui_data
+
+    monkeypatch.delenv(ui_data.OVERLAY_ENV, raising=False)
+    st.cache_data.clear()
+    ui_data.clear_data_cache()
+    yield
+    ui_data.clear_data_cache()
+
+
+@pytest.fixture
 def fresh_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """An empty SQLite library for this test alone (the app and the CLI find it through PLANNER_DB_URL)."""
     url = f"sqlite:///{tmp_path / 'plans.sqlite3'}"

@@ -39,13 +39,8 @@ GPU_HEADER, GPU_ROW = (ROOT / "data" / "gpus.csv").read_text().splitlines()[:2]
 
 
 @pytest.fixture(autouse=True)
-def fresh_data(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv(ui_data.OVERLAY_ENV, raising=False)
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    ui_data.clear_data_cache()
-    yield
-    ui_data.clear_data_cache()
+def fresh_data(fresh_catalogs: None) -> None:
+    st.cache_resource.clear()  # and the process-wide resources: these tests replace the catalogues under them
 
 
 def sources(at: AppTest) -> list[str]:

@@ -39,6 +39,7 @@ TRUSTED = {
     ("app_pages/methods.py", "' · '.join((f'[{TOPICS[key]}](#{key})' for key in order))"): "TOPICS' own keys",
     ("ui/team_data.py", "label"): "origin_badge: a label from ORIGINS",
     ("ui/share.py", "label"): "share_popover's label: a constant at its one caller (app.py)",
+    ("app_pages/overview.py", "label"): "figure's label: a constant at each of its five callers",
 }
 
 

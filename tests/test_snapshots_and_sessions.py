@@ -17,7 +17,6 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import APP
@@ -29,13 +28,7 @@ COST = "app_pages/cost.py"
 QUOTE = f"{PRICE_HEADER}\nH100 SXM,2.10,neocloud_list,our quote,2026-11-30\n".encode()
 
 
-@pytest.fixture(autouse=True)
-def fresh_data(monkeypatch):
-    monkeypatch.delenv(ui_data.OVERLAY_ENV, raising=False)
-    st.cache_data.clear()
-    ui_data.clear_data_cache()
-    yield
-    ui_data.clear_data_cache()
+pytestmark = pytest.mark.usefixtures("fresh_catalogs")
 
 
 def _cost_page() -> AppTest:

@@ -43,14 +43,8 @@ def errors(at: AppTest) -> str:
 
 
 @pytest.fixture(autouse=True)
-def fresh_data(monkeypatch):
-    """No overlay unless a test sets one, and no catalogue left over from another test."""
-    monkeypatch.delenv(ui_data.OVERLAY_ENV, raising=False)
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    ui_data.clear_data_cache()
-    yield
-    ui_data.clear_data_cache()
+def fresh_data(fresh_catalogs: None) -> None:
+    st.cache_resource.clear()  # and the process-wide resources: these tests replace the catalogues under them
 
 
 @pytest.fixture

@@ -13,14 +13,12 @@ from __future__ import annotations
 import time
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from planner.catalogue.catalog_read import CATALOGUE_FILE, MAX_CELL_CHARS
 from planner.catalogue.catalog_schema import MAX_GPU_ROWS
 from tests.conftest import APP
 from tests.test_team_data import GPU_HEADER, uploader
-from ui import data as ui_data
 
 PAGE_LIMIT_S = 20.0
 MEMORY_LIMIT_MIB = 300
@@ -55,13 +53,7 @@ def _rss_mib() -> float:
         return int(handle.read().split()[1]) * 4096 / 2**20
 
 
-@pytest.fixture(autouse=True)
-def fresh_data(monkeypatch):
-    monkeypatch.delenv(ui_data.OVERLAY_ENV, raising=False)
-    st.cache_data.clear()
-    ui_data.clear_data_cache()
-    yield
-    ui_data.clear_data_cache()
+pytestmark = pytest.mark.usefixtures("fresh_catalogs")
 
 
 def test_largest_gpu_upload_keeps_every_page_fast_and_memory_bounded():

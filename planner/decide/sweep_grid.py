@@ -74,7 +74,7 @@ def target_batch_sequences(base: Scenario, space: SearchSpace) -> int:
     """Sequences per optimizer step every layout must reach: the scenario's micro_batch × grad_accum × dp."""
     if space.target_batch_sequences is not None:
         return space.target_batch_sequences
-    return base.micro_batch * base.grad_accum * base.dp
+    return base.sequences_per_step
 
 
 def default_gpu_counts(gpus_per_node: int, max_gpus: int) -> tuple[int, ...]:

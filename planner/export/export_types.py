@@ -33,11 +33,6 @@ class Export:
     notes: tuple[str, ...] = ()
 
 
-def global_batch(s: Scenario) -> int:
-    """Sequences per optimizer step: micro-batch × accumulation × data-parallel replicas."""
-    return s.micro_batch * s.grad_accum * s.dp
-
-
 def sequences(s: Scenario) -> int:
     """Training sequences the plan runs: packed tokens over the sequence length, else one per example."""
     if s.packing or s.total_tokens_b is not None:
@@ -48,7 +43,7 @@ def sequences(s: Scenario) -> int:
 
 
 def optimizer_steps(s: Scenario) -> int:
-    return max(1, math.ceil(sequences(s) / global_batch(s)))
+    return max(1, math.ceil(sequences(s) / s.sequences_per_step))
 
 
 def in_node_shard(s: Scenario) -> int:
@@ -71,7 +66,7 @@ def plan_summary(s: Scenario) -> str:
     model = s.model or (s.model_shape.name if s.model_shape else f"{s.params_b:g}B parameters")
     return (
         f"{model}, {s.method}, on {s.n_gpus} x {s.gpu}: tp {s.tp}, pp {s.pp}, cp {s.cp}, dp {s.dp}; "
-        f"global batch {global_batch(s)} x {s.seq_len} tokens"
+        f"global batch {s.sequences_per_step} x {s.seq_len} tokens"
     )
 
 
@@ -111,5 +106,5 @@ def adapters(s: Scenario) -> str:
 def steps_note(s: Scenario) -> str:
     return (
         f"The plan is {sequences(s)} sequences of {s.seq_len} tokens, {optimizer_steps(s)} optimizer steps "
-        f"of {global_batch(s)} sequences."
+        f"of {s.sequences_per_step} sequences."
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from planner.export.export_types import Export, Gaps, adapters, global_batch, in_node_shard, steps_note
+from planner.export.export_types import Export, Gaps, adapters, in_node_shard, steps_note
 from planner.inputs.scenario import Scenario
 
 TARGET = "deepspeed"
@@ -30,7 +30,7 @@ def export(s: Scenario) -> Export:
     gaps = Gaps()
     config: dict[str, Any] = {
         # DeepSpeed checks train_batch_size == micro-batch x accumulation x data-parallel size exactly.
-        "train_batch_size": global_batch(s),
+        "train_batch_size": s.sequences_per_step,
         "train_micro_batch_size_per_gpu": s.micro_batch,
         "gradient_accumulation_steps": s.grad_accum,
     }

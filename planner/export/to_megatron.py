@@ -7,7 +7,7 @@ spliced into a launch line as it is: `torchrun ... pretrain_gpt.py $(cat megatro
 from __future__ import annotations
 
 from planner.catalogue.catalog import Catalogs
-from planner.export.export_types import Export, Gaps, adapters, global_batch, sequences, steps_note
+from planner.export.export_types import Export, Gaps, adapters, sequences, steps_note
 from planner.inputs.scenario import Scenario
 from planner.model.shape import ModelShape
 from planner.resolve import model_shape
@@ -98,7 +98,7 @@ def _batch(s: Scenario) -> Args:
     # Megatron derives accumulation as global / (micro x dp); the global batch carries the plan's grad_accum.
     return [
         ("--micro-batch-size", str(s.micro_batch)),
-        ("--global-batch-size", str(global_batch(s))),
+        ("--global-batch-size", str(s.sequences_per_step)),
         ("--train-samples", str(sequences(s))),
     ]
 

@@ -15,7 +15,6 @@ from planner.export.export_types import (
     Export,
     Gaps,
     adapters,
-    global_batch,
     header,
     in_node_shard,
     optimizer_steps,
@@ -78,7 +77,7 @@ def _training(s: Scenario, gaps: Gaps) -> dict[str, Any]:
     local = s.micro_batch * s.grad_accum if s.pp > 1 else s.micro_batch
     training: dict[str, Any] = {
         "local_batch_size": local,
-        "global_batch_size": global_batch(s),
+        "global_batch_size": s.sequences_per_step,
         "seq_len": s.seq_len,
         "steps": optimizer_steps(s),
     }

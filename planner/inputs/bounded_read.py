@@ -14,8 +14,8 @@ Why each check:
 - reading at most `limit + 1` bytes: a file that grows, or lies about its size (/proc), cannot make the read
   longer than the limit; the extra byte is how "too large" is told from "exactly at the limit".
 
-The limits themselves are `Limit` values with their reason, defined where the format is (hf_json for model
-configs, catalog_schema for catalogue files, ...) or here for formats without a module of their own.
+The limits themselves are `Limit` values with their reason, defined where the format is (catalog_schema for
+catalogue files, ...) or here: scenario files, and model configs (their byte count is hf_json's, a layer below).
 """
 
 from __future__ import annotations
@@ -25,10 +25,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.model.hf_json import MAX_CONFIG_BYTES, MAX_NESTING
+from planner.model.hf_json import MAX_CONFIG_BYTES
 
 __all__ = [
-    "MAX_JSON_NESTING",
     "MAX_QUERY_STRING_CHARS",
     "MODEL_CONFIG",
     "SCENARIO_FILE",
@@ -55,8 +54,6 @@ class Limit:
 
 # A scenario file is one Scenario as JSON: about 1 kB, 3 kB with an imported model shape.
 SCENARIO_FILE = Limit("scenario file", 1_000_000, "a scenario is about 1 kB, 3 kB with a model shape")
-# The nesting limit of every untrusted JSON text is hf_json's (one guarded parse: planner.model.hf_json).
-MAX_JSON_NESTING = MAX_NESTING
 MODEL_CONFIG = Limit("model config", MAX_CONFIG_BYTES, "a config.json is a few kB")
 # A share link of every non-default field with a model shape is about 2,500 characters; browsers and proxies cut
 # URLs somewhere above 8,000, so a longer query string was not made by the app's share button.

@@ -194,6 +194,11 @@ class Scenario(BaseModel):
         return self.n_gpus // (self.tp * self.pp * self.cp)
 
     @property
+    def sequences_per_step(self) -> int:
+        """The global batch in sequences: micro-batch × accumulation × data-parallel replicas."""
+        return self.micro_batch * self.grad_accum * self.dp
+
+    @property
     def training_tokens(self) -> float:
         if self.total_tokens_b is not None:
             return self.total_tokens_b * 1e9

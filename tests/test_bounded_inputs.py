@@ -26,7 +26,9 @@ from planner.inputs.scenario_io import read_scenarios_csv
 from tests.test_team_data import ACME_GPU, GPU_HEADER, PRICE_HEADER
 
 CHILD_MEMORY_BYTES = 3 << 30  # the CLI needs well under 1 GiB; the old /dev/zero read hit this in seconds
-REFUSAL_S = 1.0  # issue 18: refused "within a second" (of the CLI's own start-up: imports take 2-4 s here)
+REFUSAL_S = (
+    1.0  # issue 18: refused "within a second" (about 0.4 s for the whole process on the 2-core machine)
+)
 HANG_TIMEOUT_S = 60  # a FIFO read on the old code never returns; this stops the test instead
 # The CLI's real entry point in a child process, timed from after the imports to its exit status: the time the
 # refusal takes, without the start-up that every command pays (and that the shared CI machine makes noisy).
@@ -75,12 +77,36 @@ def zero_link(tmp_path: Path) -> Path:
     return path
 
 
-def test_the_done_when_command_exits_2_with_one_line():
-    done = _run(
-        [sys.executable, "-m", "planner", "estimate", "--params-b", "8", "--model-config", "/dev/zero"]
+DONE_WHEN_RUNS = 3  # the median of three whole runs: one slow start on a shared machine does not decide it
+
+
+@pytest.mark.parametrize("source", ["/dev/zero", "fifo"])
+def test_the_done_when_command_exits_2_with_one_line_within_a_second(source, fifo):
+    """Issue 18's "done when", as a user runs it: the whole process, interpreter start-up included."""
+    config = "/dev/zero" if source == "/dev/zero" else str(fifo)
+    command = [sys.executable, "-m", "planner", "estimate", "--params-b", "8", "--model-config", config]
+    wall_s = []
+    for _ in range(DONE_WHEN_RUNS):
+        start = time.perf_counter()
+        done = _run(command)
+        wall_s.append(time.perf_counter() - start)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-500:]
+        assert f"--model-config: {config} is a" in done.stderr
+    assert sorted(wall_s)[DONE_WHEN_RUNS // 2] < REFUSAL_S, wall_s
+
+
+def test_a_refused_estimate_loads_neither_polars_nor_the_catalogues():
+    """Why the refusal is quick: `import planner` is lazy and `estimate` registers no other command, so
+    nothing beyond pydantic and the scenario's own modules loads before the input is refused."""
+    code = (
+        "import sys\n"
+        "from planner.cli.main import main\n"
+        "status = main(['estimate', '--params-b', '8', '--model-config', '/dev/zero'])\n"
+        "heavy = [m for m in ('polars', 'numpy', 'sqlalchemy', 'planner.catalogue.catalog') if m in sys.modules]\n"
+        "print(status, heavy)\n"
     )
-    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-500:]
-    assert "--model-config: /dev/zero is a character device" in done.stderr
+    done = _run([sys.executable, "-c", code])
+    assert done.stdout.strip() == "2 []", done.stdout + done.stderr[-500:]
 
 
 def test_model_config_dev_zero_exits_2_at_once():

@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -190,6 +192,38 @@ def test_public_api_names_exist():
 
     missing = [name for name in planner.__all__ if not hasattr(planner, name)]
     assert missing == []
+
+
+def test_public_api_lists_agree():
+    """planner/__init__.py names each public name twice: in the lazy map used at run time and in the imports
+    type checkers read. The two must list the same names, each from the same module."""
+    import planner
+
+    checked_imports = {}
+    for node in ast.walk(ast.parse((ROOT / "planner" / "__init__.py").read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("planner."):
+            for alias in node.names:
+                checked_imports[alias.asname or alias.name] = (node.module, alias.name)
+    assert checked_imports == planner._PUBLIC_NAMES
+
+
+def test_public_functions_named_like_their_module_stay_functions():
+    """`resolve` and `estimate` are functions in modules of the same name: importing the module (which any
+    page does) must not replace the function the public API names."""
+    code = (
+        "import planner.resolve, planner.estimate\n"
+        "from planner import estimate, resolve\n"
+        "print(callable(resolve) and callable(estimate), type(resolve).__name__, type(estimate).__name__)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert done.stdout.strip() == "True function function"
+
+
+def test_importing_the_package_imports_no_part_of_it():
+    """`import planner` is free; each name loads its module on first use (so the CLI starts fast)."""
+    code = "import sys, planner; print(sorted(m for m in sys.modules if m.startswith('planner.')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert done.stdout.strip() == "[]"
 
 
 def test_library_modules_never_import_the_public_api():

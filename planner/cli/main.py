@@ -26,21 +26,23 @@ class _Parser(argparse.ArgumentParser):
         raise InputError("", message)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser: every command, or only those `argv` needs (see `cli_more.add_commands`)."""
     parser = _Parser(prog="planner", description="Plan a training or fine-tuning run.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     estimate = commands.add_parser("estimate", help="estimate one scenario")
     add_scenario_flags(estimate)
     add_format(estimate)
     commands.add_parser("schema", help="print the scenario's JSON Schema")
-    cli_more.add_commands(commands, add_scenario_flags, add_format)
+    cli_more.add_commands(commands, add_scenario_flags, add_format, argv)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args: argparse.Namespace | None = None
+    words = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(words).parse_args(words)
         return _dispatch(args)
     except PlannerError as err:
         return _fail(describe_for_cli(err, args))
@@ -68,12 +70,12 @@ TABLE_FIXES = 5
 
 def _estimate(args: argparse.Namespace) -> int:
     """One scenario's figures; a plan that does not fit also gets its ways to make it fit (`fixes`)."""
+    scenario = load_scenario(args)  # a bad flag or file is refused before the catalogues are even imported
     from planner.catalogue.catalog import catalogs_from_environment
     from planner.decide.fixes import suggest_fixes
     from planner.estimate import estimate_resolved
     from planner.resolve import resolve
 
-    scenario = load_scenario(args)  # a bad flag or file is refused before the catalogues are read
     cats = catalogs_from_environment()
     resolved = resolve(scenario, cats)
     result = estimate_resolved(resolved)

@@ -11,8 +11,6 @@ import re
 import sys
 from typing import Any
 
-import numpy as np
-
 from planner.errors import PlannerError, shortened
 
 MAX_CONFIG_BYTES = 1_000_000  # real configs are a few kB; a megabyte leaves room for long rope tables
@@ -48,6 +46,8 @@ def _decode(text: str | bytes) -> str:
 
 def _nesting_depth(text: str) -> int:
     """Deepest bracket nesting outside string literals (checked before json.loads recurses)."""
+    import numpy as np  # here, not at the top: a CLI input refused before any JSON is parsed never loads numpy
+
     skeleton = np.frombuffer(_STRING_LITERAL.sub("", text).encode("utf-8"), dtype=np.uint8)
     steps = np.isin(skeleton, (ord("{"), ord("["))).astype(np.int32)
     steps -= np.isin(skeleton, (ord("}"), ord("]"))).astype(np.int32)

@@ -11,8 +11,8 @@ the changed widget's state; a run's end is the `script_finished` ForwardMsg.
 - Then `sessions` sessions connect together; each runs Overview once (first_run_*), and until `duration_s` has
   passed sets "Number of GPUs" (`w.n_gpus`) to a value it has not had before, times the send -> script_finished
   (rerun_p50_s / rerun_p95_s), and waits `think_s`.
-- errors: an exception element in a run, a run not finished within RUN_TIMEOUT_S, a run after which the GPU
-  count widget does not show the count sent (the plan did not take it), a lost connection.
+- errors: an exception element in a run, a run not finished within RUN_TIMEOUT_S, a run after which the plan's
+  query string does not carry the count sent (the plan did not take it), a lost connection.
 - server_rss_peak_mb: the largest resident size sampled every RSS_SAMPLE_S while sessions are open;
   server_rss_after_60s_mb: `settle_s` after every session closed (60 s by default, whatever the key's name).
 - server_cpu_ms_per_rerun: the server's CPU time (user + system) over the load phase per run it answered: what
@@ -32,6 +32,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -40,7 +41,10 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from planner import Scenario  # noqa: E402
 from tests.e2e.server import launch, stop  # noqa: E402  (the browser tests start their servers the same way)
+
+DEFAULT_N_GPUS = Scenario.model_fields["n_gpus"].default
 
 WIDGET_KEY = "w.n_gpus"
 # A generous bound: a rerun slower than this is a failure, not a figure (the target is 2 s at p95).
@@ -78,7 +82,6 @@ class Session:
         self.page_script_hash = ""
         self.query_string = ""
         self.widget_id: str | None = None
-        self.shown_value: float | None = None  # the GPU count the last run's widget showed
 
     async def run(self, widget_value: int | None) -> float:
         """Send one rerun (with `widget_value` for the GPU count, or none: the first run); seconds to its end."""
@@ -92,14 +95,18 @@ class Session:
             widget = state.widget_states.widgets.add()
             widget.id = self.widget_id
             widget.string_value = str(widget_value)  # a text box: numbers are typed (ui/number_entry.py)
-        self.shown_value = None
         start = time.perf_counter()
         await self.socket.send(message.SerializeToString())
         await asyncio.wait_for(self._until_finished(), RUN_TIMEOUT_S)
         elapsed_s = time.perf_counter() - start
-        # The widget is drawn from the committed scenario: showing the sent count means the plan took it.
-        if widget_value is not None and self.shown_value != widget_value:
-            raise RunFailed(f"sent {WIDGET_KEY}={widget_value}, the page shows {self.shown_value}")
+        # The app writes the committed plan into the address bar (ui/state.py `sync_query_params`): the sent
+        # count in the query string means the plan took it. (The box itself is not re-sent with its value:
+        # the app writes a box's value only when it differs from what was typed, ui/state.py `bound`.)
+        if widget_value is not None:
+            # A count equal to the default is left out of the link, as every default is.
+            taken = parse_qs(self.query_string).get("n_gpus", [str(DEFAULT_N_GPUS)])[0]
+            if taken != str(widget_value):
+                raise RunFailed(f"sent {WIDGET_KEY}={widget_value}, the plan's link says n_gpus={taken}")
         return elapsed_s
 
     async def _until_finished(self) -> None:
@@ -130,8 +137,6 @@ class Session:
             raise RunFailed(f"exception in the run: {element.exception.message[:200]}")
         if kind == "text_input" and element.text_input.id.endswith("-" + WIDGET_KEY):
             self.widget_id = element.text_input.id
-            text = element.text_input.value.replace(",", "")
-            self.shown_value = float(text) if text.replace(".", "", 1).isdigit() else None
 
 
 async def one_session(

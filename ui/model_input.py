@@ -31,7 +31,11 @@ def _choose_model() -> None:
 def render_model_picker(presets: list[str]) -> None:
     options = [*presets, CUSTOM_LABEL]
     current = scenario().model
-    st.session_state[WIDGET_PREFIX + "model"] = current if current in presets else CUSTOM_LABEL
+    shown = current if current in presets else CUSTOM_LABEL
+    if (
+        st.session_state.get(WIDGET_PREFIX + "model") != shown
+    ):  # only when it differs (ui.state.bound says why)
+        st.session_state[WIDGET_PREFIX + "model"] = shown
     st.selectbox(
         MODEL_LABEL,
         options,

@@ -6,6 +6,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -86,3 +87,15 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"plan library: {len(POSTGRES_RUNS)} tests ran against a real PostgreSQL server "
             f"({ok} passed), the same tests against SQLite"
         )
+
+
+def team_uploader(at: Any, kind: str) -> Any:
+    """The sidebar's uploader for the session's own `kind` ("gpus" or "prices") file, opening its section first
+    (a closed section draws no uploaders: ui/team_data.py)."""
+    from ui.team_data import UPLOADS_OPEN_KEY
+
+    at.session_state[UPLOADS_OPEN_KEY] = True
+    at.run()
+    matches = [u for u in at.sidebar.get("file_uploader") if str(u.key).startswith(f"team_data.w.{kind}.")]
+    assert matches, f"no {kind} uploader in the sidebar"
+    return matches[0]

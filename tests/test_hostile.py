@@ -33,6 +33,7 @@ from planner.inputs.numbers import parse_field_number
 from planner.inputs.scenario import Scenario
 from planner.model.hf_json import parse_json_text
 from tests import ci
+from tests.conftest import team_uploader
 from tests.shown_text import shown as shown_text
 from ui.safe_text import one_line
 from ui.sidebar import OVERRIDES_OPEN_KEY
@@ -614,10 +615,7 @@ def test_formula_names_survive_a_scenarios_csv_round_trip_as_text(fresh_library:
 
 
 def _team_uploader(at: AppTest, kind: str) -> Any:
-    for uploader in at.sidebar.file_uploader:
-        if (uploader.key or "").startswith(f"team_data.w.{kind}."):
-            return uploader
-    pytest.skip(f"no team-data '{kind}' uploader in the sidebar (ui/team_data.py) yet")
+    return team_uploader(at, kind)
 
 
 @pytest.mark.parametrize(

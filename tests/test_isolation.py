@@ -21,6 +21,7 @@ import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import team_uploader
 from ui.library import AUTHOR_KEY, LOADED_KEY
 from ui.state import SCENARIO_KEY
 
@@ -216,11 +217,9 @@ def _full_run(at: AppTest, pages: list[str]) -> None:
     """Every page, a few shared inputs changed, a scenario saved, a GPU uploaded for this session."""
     at.sidebar.selectbox(key="w.gpu").set_value("H200 SXM").run()
     at.sidebar.text_input(key="w.n_gpus").input("64").run()
-    uploaders = [u for u in at.sidebar.file_uploader if (u.key or "").startswith("team_data.w.gpus")]
-    if uploaders:
-        uploaders[0].upload("mine.csv", _gpu_row_csv("Session GPU X1"), "text/csv").run()
-        assert not at.sidebar.error, [e.value for e in at.sidebar.error]
-        assert "Session GPU X1" in at.sidebar.selectbox(key="w.gpu").options
+    team_uploader(at, "gpus").upload("mine.csv", _gpu_row_csv("Session GPU X1"), "text/csv").run()
+    assert not at.sidebar.error, [e.value for e in at.sidebar.error]
+    assert "Session GPU X1" in at.sidebar.selectbox(key="w.gpu").options
     for page in pages:
         at.switch_page(page).run()
         assert not at.exception, (page, [e.value for e in at.exception])

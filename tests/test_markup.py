@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from planner import PlannerError
 from planner.errors import NAME_CHARS, check_name
+from tests.conftest import team_uploader
 from tests.shown_text import shown
 from ui import data as ui_data
 from ui.model_input import CUSTOM_LABEL
@@ -121,8 +122,7 @@ def test_team_folder_error_shown_to_every_user_is_escaped(
 
 def test_upload_with_a_hostile_file_name_and_cells_is_refused_escaped() -> None:
     at = run(AppTest.from_file(APP, default_timeout=60))
-    (uploader,) = [u for u in at.sidebar.get("file_uploader") if str(u.key).startswith("team_data.w.gpus.")]
-    uploader.upload(f"{LINK}.csv", gpu_csv(IMAGE).encode(), "text/csv")
+    team_uploader(at, "gpus").upload(f"{LINK}.csv", gpu_csv(IMAGE).encode(), "text/csv")
     run(at)
     errors = [e.value for e in at.sidebar.error]
     assert any(plain(f"{LINK}.csv") in error and plain(IMAGE) in error for error in errors), errors

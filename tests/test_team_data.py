@@ -10,7 +10,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import APP
+from tests.conftest import APP, team_uploader
 from ui import data as ui_data
 
 GPU_HEADER = (
@@ -66,9 +66,7 @@ def run_app(page: str | None = None) -> AppTest:
 
 
 def uploader(at: AppTest, kind: str):
-    matches = [u for u in at.sidebar.get("file_uploader") if str(u.key).startswith(f"team_data.w.{kind}.")]
-    assert matches, f"no {kind} uploader in the sidebar"
-    return matches[0]
+    return team_uploader(at, kind)
 
 
 # --- the team folder ---------------------------------------------------------------------------------------
@@ -245,3 +243,20 @@ def test_upload_that_no_longer_fits_the_team_data_is_dropped_with_a_message(team
     assert not at.exception
     assert "no longer fit" in errors(at) and "Acme X1" in errors(at)
     assert "Acme X1" not in at.sidebar.selectbox(key="w.gpu").options
+
+
+def test_the_upload_section_draws_its_uploaders_only_while_open():
+    """A closed "Your own GPUs and prices" draws no uploaders (two widgets fewer on every rerun); opened, it shows
+    them and the upload in use; closed again, the upload stays in use."""
+    from ui.team_data import UPLOADS_OPEN_KEY
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.sidebar.get("file_uploader")
+    uploader(at, "gpus").upload("our-gpus.csv", ACME_GPU.encode(), "text/csv").run()
+    assert len(at.sidebar.get("file_uploader")) == 2
+    assert any("our-gpus.csv" in c.value for c in at.sidebar.caption)
+    at.session_state[UPLOADS_OPEN_KEY] = False
+    at.run()
+    assert not at.sidebar.get("file_uploader")
+    assert "Acme X1" in at.sidebar.selectbox(key="w.gpu").options

@@ -100,6 +100,9 @@ def team_error_markdown(error: str) -> str:
 # --- the sidebar block -------------------------------------------------------------------------------------
 
 
+UPLOADS_OPEN_KEY = "uploads.open"  # the upload section's open state (Streamlit keeps it under this key)
+
+
 def render_data_uploads() -> None:
     """Sidebar block: the team folder's problem if any, and an expander to upload GPU or price CSV files."""
     team = team_data()
@@ -114,8 +117,13 @@ def render_data_uploads() -> None:
         headline = "Your uploads no longer fit the team's data and are not used."
         st.error(problems_markdown(headline, merge_error), icon=":material/error:")
     errors = st.session_state.get(ERRORS_KEY, {})
-    expanded = bool(errors or session_uploads())  # stays open after an upload, so its status shows
-    with st.expander("Your own GPUs and prices", icon=":material/upload_file:", expanded=expanded):
+    # Closed until the user opens it (an upload happens inside it, so it is open then, and stays so until closed).
+    section = st.expander(
+        "Your own GPUs and prices", icon=":material/upload_file:", key=UPLOADS_OPEN_KEY, on_change="rerun"
+    )
+    if not section.open:
+        return  # a closed section draws no uploaders: each is a message and widget work on every rerun
+    with section:
         st.caption(plain(_team_status(team.folder, team.files, team.error)))
         for kind in KINDS:
             _uploader(kind, errors.get(kind))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import polars as pl
 import streamlit as st
 
 from planner import Estimate
@@ -13,15 +12,14 @@ from ui.safe_text import plain
 
 
 def breakdown_table(rows: Sequence[tuple[str, str, str]]) -> None:
-    """A three-column table: quantity, how it is computed, value."""
-    frame = pl.DataFrame(
-        {"Quantity": [r[0] for r in rows], "How": [r[1] for r in rows], "Value": [r[2] for r in rows]}
-    )
-    # A static table, not the interactive data grid: the grid redraws its canvas on every rerun, which on Overview
-    # more than doubled the time from an edit to the new figures in a real browser (bench/browser_bench.py:
-    # 590 -> 409 ms, against a 130-175 ms floor, measured in one sitting); a static table also wraps long "How"
-    # texts instead of cutting them off. Arrow: Streamlit sends an Arrow table as it is, polars goes via pandas.
-    st.table(frame.to_arrow(), border="horizontal")
+    """A three-column table: quantity, how it is computed, value (right-aligned, so the digits line up)."""
+    # One markdown table, not st.table: a 13-row st.table cost about 25 ms of every rerun in the browser against
+    # about 7 ms for the same rows in markdown (Chromium's script time per edit, bench/browser_bench.py's method);
+    # the interactive data grid was slower still (it redraws its canvas on every rerun). `plain` escapes each
+    # cell, "|" included, and keeps it on one line, so no cell can end its row or add markup.
+    lines = ["| Quantity | How | Value |", "|:--|:--|--:|"]
+    lines += [f"| {plain(quantity)} | {plain(how)} | {plain(value)} |" for quantity, how, value in rows]
+    st.markdown("\n".join(lines))
 
 
 def fit_verdict(est: Estimate) -> str:

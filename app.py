@@ -22,24 +22,34 @@ from ui.training_setup import render_training_setup  # noqa: E402
 st.set_page_config(page_title="Training Run Planner", page_icon="🧮", layout="wide")
 init_state()
 
-PAGES = {
-    "Plan": [
-        st.Page("app_pages/plan_sheet.py", title="Plan sheet", icon=":material/table_view:"),
-        st.Page("app_pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
-        st.Page("app_pages/compute.py", title="Compute", icon=":material/speed:"),
-        st.Page("app_pages/memory.py", title="Memory", icon=":material/memory:"),
-        st.Page("app_pages/cost.py", title="Cost", icon=":material/payments:"),
-        st.Page("app_pages/energy.py", title="Energy", icon=":material/bolt:"),
-    ],
-    "Decide": [
-        st.Page("app_pages/compare.py", title="Compare GPUs", icon=":material/compare:"),
-        st.Page("app_pages/plan_search.py", title="Plan search", icon=":material/travel_explore:"),
-        st.Page("app_pages/scenarios.py", title="Scenarios", icon=":material/bookmarks:"),
-    ],
-    "About": [st.Page("app_pages/methods.py", title="Methods & data", icon=":material/menu_book:")],
-}
+PAGES_KEY = "app.pages"
 
-navigation = st.navigation(PAGES)
+
+def pages() -> dict[str, list]:
+    """The navigation's pages, built once per session: building ten `st.Page`s (each resolves its path and checks
+    its icon) was a few ms of every rerun's server time (py-spy over bench/browser_bench.py). Per session, not per
+    process: a page object carries per-run state that two sessions running at once must not share."""
+    if PAGES_KEY not in st.session_state:
+        st.session_state[PAGES_KEY] = {
+            "Plan": [
+                st.Page("app_pages/plan_sheet.py", title="Plan sheet", icon=":material/table_view:"),
+                st.Page("app_pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+                st.Page("app_pages/compute.py", title="Compute", icon=":material/speed:"),
+                st.Page("app_pages/memory.py", title="Memory", icon=":material/memory:"),
+                st.Page("app_pages/cost.py", title="Cost", icon=":material/payments:"),
+                st.Page("app_pages/energy.py", title="Energy", icon=":material/bolt:"),
+            ],
+            "Decide": [
+                st.Page("app_pages/compare.py", title="Compare GPUs", icon=":material/compare:"),
+                st.Page("app_pages/plan_search.py", title="Plan search", icon=":material/travel_explore:"),
+                st.Page("app_pages/scenarios.py", title="Scenarios", icon=":material/bookmarks:"),
+            ],
+            "About": [st.Page("app_pages/methods.py", title="Methods & data", icon=":material/menu_book:")],
+        }
+    return st.session_state[PAGES_KEY]
+
+
+navigation = st.navigation(pages())
 with st.sidebar:
     render_sidebar()
     render_training_setup(navigation.title)

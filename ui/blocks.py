@@ -10,16 +10,19 @@ from planner import Estimate
 from ui import format as fmt
 from ui.safe_text import plain
 
+_BREAKDOWN_HEAD = "| Quantity | How | Value |\n|:--|:--|--:|\n"  # values right-aligned, so the digits line up
+
 
 def breakdown_table(rows: Sequence[tuple[str, str, str]]) -> None:
-    """A three-column table: quantity, how it is computed, value (right-aligned, so the digits line up)."""
+    """A three-column table: quantity, how it is computed, value."""
     # One markdown table, not st.table: a 13-row st.table cost about 25 ms of every rerun in the browser against
     # about 7 ms for the same rows in markdown (Chromium's script time per edit, bench/browser_bench.py's method);
     # the interactive data grid was slower still (it redraws its canvas on every rerun). `plain` escapes each
     # cell, "|" included, and keeps it on one line, so no cell can end its row or add markup.
-    lines = ["| Quantity | How | Value |", "|:--|:--|--:|"]
-    lines += [f"| {plain(quantity)} | {plain(how)} | {plain(value)} |" for quantity, how, value in rows]
-    st.markdown("\n".join(lines))
+    body = "\n".join(
+        f"| {plain(quantity)} | {plain(how)} | {plain(value)} |" for quantity, how, value in rows
+    )
+    st.markdown(_BREAKDOWN_HEAD + body)
 
 
 def fit_verdict(est: Estimate) -> str:

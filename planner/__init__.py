@@ -239,4 +239,4 @@ class _PublicPackage(types.ModuleType):
 sys.modules[__name__].__class__ = _PublicPackage
 
 
-__all__ = list(_PUBLIC_NAMES)  # the order of the map above: the pipeline first, then the parts
+__all__ = list(_PUBLIC_NAMES)  # the map's order: by defining module, then the renamed ones

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from planner import CUSTOM_MODEL, ModelShape, PlannerError, from_validation_error, shape_from_hf_config
 from ui.number_entry import number_entry
 from ui.safe_text import plain
-from ui.state import WIDGET_PREFIX, add_notice, apply_changes, scenario
+from ui.state import WIDGET_PREFIX, add_notice, apply_changes, scenario, show_in_widget
 
 CUSTOM_LABEL = "Custom (parameter count or imported config)"
 MODEL_LABEL = "Model"
@@ -31,11 +31,7 @@ def _choose_model() -> None:
 def render_model_picker(presets: list[str]) -> None:
     options = [*presets, CUSTOM_LABEL]
     current = scenario().model
-    shown = current if current in presets else CUSTOM_LABEL
-    if (
-        st.session_state.get(WIDGET_PREFIX + "model") != shown
-    ):  # only when it differs (ui.state.bound says why)
-        st.session_state[WIDGET_PREFIX + "model"] = shown
+    show_in_widget("model", current if current in presets else CUSTOM_LABEL)
     st.selectbox(
         MODEL_LABEL,
         options,

@@ -150,6 +150,18 @@ def _commit(field: str, label: str, to_model: Callable[[Any], Any] | None, besid
 _UNSET = object()  # no widget state yet (first run, or the box was not drawn on the previous run)
 
 
+def show_in_widget(field: str, shown: Any) -> None:
+    """Make the widget of `field` hold `shown`, writing its state only when it holds something else.
+
+    Why only then: a widget given its value through session state is sent with "set value", and the browser
+    re-applies that value on every rerun. Writing all seven sidebar boxes and pickers on each run cost about
+    25 ms of script time in the browser per edit (bench/browser_bench.py: 170 -> 143 ms against a 90 ms floor,
+    measured in one sitting).
+    """
+    if st.session_state.get(WIDGET_PREFIX + field, _UNSET) != shown:
+        st.session_state[WIDGET_PREFIX + field] = shown
+
+
 def bound(
     widget: Callable[..., Any],
     label: str,
@@ -172,12 +184,7 @@ def bound(
         st.session_state[REJECTED_KEY].pop(field)
         rejected = None
     shown = rejected.entry if rejected is not None else (to_widget(current) if to_widget else current)
-    # Set only when it differs: a widget given its value through session state is sent with "set value", and
-    # the browser then re-applies the value to every such box on every rerun. Setting all seven boxes on each
-    # run cost about 25 ms of script time in the browser per edit (bench/browser_bench.py: 170 -> 143 ms
-    # against a 90 ms floor, measured in one sitting).
-    if st.session_state.get(WIDGET_PREFIX + field, _UNSET) != shown:
-        st.session_state[WIDGET_PREFIX + field] = shown
+    show_in_widget(field, shown)
     args = (field, label, to_model, beside)
     widget(label, key=WIDGET_PREFIX + field, on_change=_commit, args=args, **kwargs)
     if rejected is not None:

@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from planner.cases.case_file import load_case_file  # noqa: E402
-from planner.cases.case_scoring import PRESET_CATEGORIES, REFIT_MODES, summarise  # noqa: E402
+from planner.cases.case_file import REFIT_MODES, load_case_file  # noqa: E402
+from planner.cases.case_scoring import PRESET_CATEGORIES, summarise  # noqa: E402
 from planner.cases.validate import validate_cases  # noqa: E402
 from planner.catalogue.catalog import default_catalogs  # noqa: E402
 

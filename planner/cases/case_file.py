@@ -14,9 +14,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from planner.catalogue.paths import bundled_data_dir
 from planner.inputs.bounded_read import Limit, ReadLimitError, read_limited
 
 CATEGORIES = ("memory", "throughput", "time", "energy")
+# `validate --refit`: presets rebuilt without the scored row, or without every row of its source document. Kept
+# with the case-file vocabulary so that the CLI offers them without loading the scorer (and polars).
+REFIT_MODES = ("row", "source")
+CALIBRATION_CSV = "calibration.csv"
 # DESIGN.md §4, "Case files": the controlled vocabulary of measured_unit.
 MEASURED_UNITS = (
     "tokens_per_s_per_gpu", "samples_per_s_total", "tflops_per_gpu_model", "tflops_per_gpu_hardware",
@@ -60,6 +65,11 @@ class CaseFileError(ValueError):
         if len(self.problems) > MAX_LISTED_PROBLEMS:
             lines.append(f"... and {len(self.problems) - MAX_LISTED_PROBLEMS} more problems")
         super().__init__("\n".join(lines))
+
+
+def default_case_file() -> Path:
+    """The case file shipped with the planner (a copy of reference/calibration.csv)."""
+    return bundled_data_dir() / CALIBRATION_CSV
 
 
 def load_case_file(path: Path | str) -> list[dict[str, str]]:

@@ -23,7 +23,6 @@ from planner.inputs.scenario import Scenario
 from planner.model.architecture import count_params
 
 PRESET_CATEGORIES = ("throughput", "time")  # rows whose efficiency feeds the presets
-REFIT_MODES = ("row", "source")
 
 
 def source_of(row: Mapping[str, str]) -> str:

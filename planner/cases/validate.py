@@ -25,9 +25,11 @@ from planner.cases.case_file import (
     CASE_FILE_COLUMNS,
     CATEGORIES,
     MEASURED_UNITS,
+    REFIT_MODES,
     CaseFileError,
     check_columns,
     checked_rows,
+    default_case_file,
     load_case_file,
 )
 from planner.cases.case_gpu import GpuMatcher
@@ -35,7 +37,6 @@ from planner.cases.case_predict import predict_case
 from planner.cases.case_row import MEMORY_UNITS, TIME_UNITS, CaseFacts, case_scenario
 from planner.cases.case_scoring import (
     PRESET_CATEGORIES,
-    REFIT_MODES,
     efficiency_record,
     refit_table,
     source_of,
@@ -44,7 +45,6 @@ from planner.cases.case_scoring import (
 from planner.cases.energy_cases import energy_from_gpu_hours
 from planner.cases.rel_error import relative_error
 from planner.catalogue.catalog import Catalogs
-from planner.catalogue.paths import bundled_data_dir
 from planner.inputs.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -71,13 +71,7 @@ EMPTY_SUMMARY = {
     "p90_abs_rel_error": None,
     "max_abs_rel_error": None,
 }
-CALIBRATION_CSV = "calibration.csv"
 Case = tuple[Scenario, CaseFacts, str]  # scenario, case facts, GPU generation
-
-
-def default_case_file() -> Path:
-    """The case file shipped with the planner (a copy of reference/calibration.csv)."""
-    return bundled_data_dir() / CALIBRATION_CSV
 
 
 def validate_file(

@@ -15,8 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planner.cases.validate import CATEGORIES, REFIT_MODES, CaseFileError, default_case_file, validate_file
-from planner.catalogue.catalog import default_catalogs
+from planner.cases.case_file import CATEGORIES, REFIT_MODES, CaseFileError, default_case_file, load_case_file
 from planner.cli.cli_common import render_records
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
@@ -52,13 +51,16 @@ def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlag
 
 def run(args: argparse.Namespace) -> int:
     try:
-        report = validate_file(
-            args.cases or default_case_file(), default_catalogs(), args.category, refit=args.refit
-        )
+        rows = load_case_file(args.cases or default_case_file())
     except CaseFileError as err:
         for problem in err.problems:
             print(f"error: {problem}", file=sys.stderr)
         return 2  # bad input (planner.cli.main's exit status for it)
+    # Loaded only once the file is accepted, so a refused file is refused before polars and the catalogues load.
+    from planner.cases.validate import validate_cases
+    from planner.catalogue.catalog import default_catalogs
+
+    report = validate_cases(rows, default_catalogs(), args.category, refit=args.refit)
     if args.format == "json":
         print(json.dumps(report, indent=2, allow_nan=False))
     else:

@@ -155,8 +155,8 @@ OUTPUTS: Final = (
         "fraction",
         ("mfu", "MFU", "mfu"),
         ("hfu", "HFU", "hfu"),
-        ("mfu_low", "MFU, slow end", "utilisation_frac_low"),
-        ("mfu_high", "MFU, fast end", "utilisation_frac_high"),
+        ("mfu_low", "MFU, slow end", "mfu_low"),
+        ("mfu_high", "MFU, fast end", "mfu_high"),
         ("bubble_frac", "Pipeline bubble", "bubble_frac"),
     ),
     *_rows(

@@ -12,6 +12,7 @@ from planner.cli.cli_common import load_scenario, render_records
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
 DEFAULT_TOP = 10
+TARGET_KEY = "target_batch_sequences"  # JSON/CSV key on every row: the global batch every plan must reach
 
 
 def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlags) -> None:
@@ -46,8 +47,64 @@ def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlag
     parser.add_argument(
         "--objective", choices=OBJECTIVES, default="cost", help="what best means (default: cost)"
     )
+    parser.add_argument(
+        "--global-batch-sequences",
+        "--global-batch-seqs",
+        type=int,
+        metavar="N",
+        help="sequences every plan trains per optimizer step (default: the scenario's micro-batch x "
+        "accumulation x data-parallel replicas); accumulation is rounded up to reach it",
+    )
+    parser.add_argument(
+        "--fsdp-only",
+        action="store_true",
+        help="only plans plain FSDP can run: TP 1, PP 1, ZeRO stage 0, 2 or 3 (NO_SHARD, SHARD_GRAD_OP, "
+        "FULL_SHARD), parameters and optimizer offloaded together",
+    )
     parser.add_argument("--top", type=int, default=DEFAULT_TOP, metavar="N", help="rows to print")
     parser.add_argument("--frontier", action="store_true", help="print the cost-versus-time frontier instead")
+    parser.description = (
+        "Every searched choice given as a flag (--n-gpus, --tp, --pp, --zero, --recompute, --micro-batch, "
+        "--offload-optimizer, --offload-params, or --set FIELD=VALUE) is kept fixed; the value 'any' frees it "
+        "(--tp any, --set offload_params=any). A scenario file's values are only the starting point."
+    )
+
+
+def _fixed_fields(args: argparse.Namespace) -> set[str]:
+    """The searched fields the user fixed on the command line; 'any' frees one (and is taken off `args`)."""
+    from planner.decide.sweep_space import ANY, SEARCHED_FIELDS
+
+    def is_any(value: Any) -> bool:
+        return isinstance(value, str) and value.strip().lower() == ANY
+
+    fixed = set()
+    for name in SEARCHED_FIELDS:
+        value = getattr(args, name, None)
+        if is_any(value):
+            setattr(args, name, None)
+        elif value is not None:
+            fixed.add(name)
+    kept_pairs = []
+    for pair in args.set:
+        key, _, value = (part.strip() for part in pair.partition("="))
+        if key in SEARCHED_FIELDS and is_any(value):
+            fixed.discard(key)
+            continue
+        if key in SEARCHED_FIELDS:
+            fixed.add(key)
+        kept_pairs.append(pair)
+    args.set = kept_pairs
+    return fixed
+
+
+def _space(args: argparse.Namespace, base: Any, fixed: set[str]) -> Any:
+    from planner.decide.sweep_space import obeying_space
+
+    target = args.global_batch_sequences
+    if target is not None and target < 1:
+        raise InputError("--global-batch-sequences", "must be >= 1", value=target, allowed=">= 1 sequences")
+    values = {name: getattr(base, name) for name in fixed}
+    return obeying_space(base, values, fsdp_only=args.fsdp_only, target_batch_sequences=target)
 
 
 def _constraints(args: argparse.Namespace) -> Any:
@@ -74,10 +131,18 @@ def run(args: argparse.Namespace) -> int:
     from planner.decide.sweep import search
 
     constraints = _constraints(args)
-    result = search(load_scenario(args), constraints, catalogs=catalogs_from_environment(), top_n=args.top)
+    fixed = _fixed_fields(args)
+    base = load_scenario(args)
+    space = _space(args, base, fixed)
+    result = search(base, constraints, space, catalogs=catalogs_from_environment(), top_n=args.top)
     frame = result.frontier if args.frontier else result.top
-    print(render_records(frame.to_dicts(), args.format))
+    rows = [{**row, TARGET_KEY: result.target_batch_sequences} for row in frame.to_dicts()]
     if args.format == "table":
+        print(_header(base, space, result.target_batch_sequences, args.global_batch_sequences is not None))
+    print(render_records(rows, args.format))
+    if args.format == "table":
+        for note in result.notes:
+            print(f"\n{note}")
         print(f"\n{result.reason}")
         print(
             f"{result.n_evaluated:,} configurations evaluated in {result.elapsed_s:.2f} s; "
@@ -86,3 +151,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(result.reason, file=sys.stderr)
     return 0 if result.top.height else 1
+
+
+def _header(base: Any, space: Any, target: int, given: bool) -> str:
+    """What the search kept: the global-batch target (and where it came from) and the fixed choices."""
+    from planner.decide.sweep_space import fixed_words
+
+    source = (
+        "--global-batch-sequences"
+        if given
+        else f"the scenario's micro-batch {base.micro_batch} x accumulation {base.grad_accum} x "
+        f"{base.dp} data-parallel replicas; set --global-batch-sequences to change it"
+    )
+    lines = [f"Global batch target: {target:,} sequences per optimizer step ({source})."]
+    if space.fixed:
+        lines.append(f"Fixed: {fixed_words(space)} (give 'any' to free one, e.g. --tp any).")
+    return "\n".join(lines) + "\n"

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from planner.catalogue.catalog import Catalogs
-from planner.decide.sweep_grid import LayoutGrid, SearchSpace, layout_grid
+from planner.decide.sweep_grid import LayoutGrid, SearchSpace
 from planner.decide.sweep_rank import (
     Kept,
     feasible_mask,
@@ -23,8 +24,9 @@ from planner.decide.sweep_rank import (
     rank_order,
     result_frame,
 )
+from planner.decide.sweep_space import freed, mode_grid, offload_passes
 from planner.decide.sweep_types import OBJECTIVES, Constraints, Objective, SearchResult
-from planner.decide.sweep_words import explain
+from planner.decide.sweep_words import explain, fallback_note, freed_words, shortfall_words
 from planner.errors import PlannerError
 from planner.evaluate import evaluate
 from planner.inputs.scenario import Scenario
@@ -86,6 +88,8 @@ def scenario_for(row: Mapping[str, Any], base: Scenario, catalogs: Catalogs) -> 
         recompute=str(row["recompute"]),
         micro_batch=int(row["micro_batch"]),
         grad_accum=int(row["grad_accum"]),
+        offload_optimizer=bool(row.get("offload_optimizer", base.offload_optimizer)),
+        offload_params=bool(row.get("offload_params", base.offload_params)),
     )
 
 
@@ -104,23 +108,39 @@ def _resolve_gpus(
     return resolved, skipped
 
 
+@dataclass(frozen=True)
+class _Pass:
+    """One evaluation of a grid: the rows that fit, and the closest miss (least bytes over the device memory)."""
+
+    grid: LayoutGrid
+    kept: Kept
+    n_evaluated: int
+    closest: tuple[float, int, int] | None  # (bytes over, GPU index, layout index)
+
+
 def _evaluate_all(
     resolved: list[Resolved], grid: LayoutGrid, chunk_rows: int, progress: Progress | None
-) -> tuple[Kept, int]:
+) -> _Pass:
     """Evaluate every (GPU, layout) row; keep those that fit, with the figures ranking needs."""
     total, done = len(resolved) * len(grid), 0
     parts: list[Kept] = []
+    closest: tuple[float, int, int] | None = None
     for gpu_index, one in enumerate(resolved):
         for start in range(0, len(grid), chunk_rows):
             rows = slice(start, min(start + chunk_rows, len(grid)))
             out = evaluate(one.columns.replace(**grid.take(rows)))
-            fits = np.asarray(out["peak_bytes"] <= one.columns.gpu.vram_bytes)  # NaN (no shape) never fits
+            over = np.asarray(out["peak_bytes"] - one.columns.gpu.vram_bytes, dtype=float).reshape(-1)
+            fits = over <= 0  # NaN (no shape) never fits
             layout_index = np.arange(rows.start, rows.stop)[fits]
             parts.append(Kept.from_output(gpu_index, layout_index, out, fits))
+            misses = np.where(over > 0, over, np.inf)  # NaN (no shape) is no miss to report either
+            at = int(np.argmin(misses)) if misses.size else 0
+            if misses.size and np.isfinite(misses[at]) and (closest is None or misses[at] < closest[0]):
+                closest = (float(misses[at]), gpu_index, rows.start + at)
             done += rows.stop - rows.start
             if progress is not None:
                 progress(done, total)
-    return Kept.concat(parts), done
+    return _Pass(grid, Kept.concat(parts), done, closest)
 
 
 def search(
@@ -132,8 +152,12 @@ def search(
     top_n: int = 10,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     progress: Progress | None = None,
+    explain_misses: bool = True,
 ) -> SearchResult:
-    """The best configurations for the scenario's model, data and method under `constraints`."""
+    """The best configurations for the scenario's model, data and method under `constraints`.
+
+    `explain_misses`: when nothing is found, search again with each fixed choice freed to say which one
+    excludes everything (off for those searches themselves, so they never multiply)."""
     if top_n < 1:
         raise PlannerError("top_n", "must be >= 1", value=top_n, allowed=">= 1")
     started = time.perf_counter()
@@ -144,33 +168,79 @@ def search(
     shaped = model.has_shape > 0
     names = constraints.gpus or priced_gpus(base, cats)
     resolved, skipped = _resolve_gpus(base, names, cats)
-    grid = layout_grid(
-        base,
-        space,
-        constraints.max_gpus,
-        float(model.n_layers) if shaped else None,
-        float(model.n_heads) if shaped else None,
-    )
-    kept, n_evaluated = _evaluate_all(resolved, grid, max(1, chunk_rows), progress)
+    shape = (float(model.n_layers), float(model.n_heads)) if shaped else (None, None)
+    first_mode, fallback_modes = offload_passes(base, space)
+
+    def one_pass(modes: tuple[tuple[bool, bool], ...]) -> _Pass:
+        grid = mode_grid(base, space, modes, constraints.max_gpus, *shape)
+        return _evaluate_all(resolved, grid, max(1, chunk_rows), progress)
+
+    passes = [one_pass((first_mode,))]
+    if fallback_modes and not feasible_mask(passes[0].kept, constraints).any():
+        passes.append(one_pass(fallback_modes))  # offload only when nothing else meets the constraints
+    chosen = _chosen(passes, constraints)
+    kept, grid = chosen.kept, chosen.grid
     feasible = feasible_mask(kept, constraints)
     order = rank_order(kept, feasible, constraints.objective, grid, top_n)
     frontier = pareto_order(kept, feasible)
-    gpus = tuple(str(one.gpu["name"]) for one in resolved)
     top = result_frame(resolved, grid, kept, order)
     frontier_frame = result_frame(resolved, grid, kept, frontier)
     notes = [] if shaped else [NO_SHAPE_NOTE]
+    if len(passes) > 1:
+        notes.append(fallback_note(found=bool(top.height)))
+    reason = explain(top, frontier_frame, kept, constraints, space)
+    if not top.height and explain_misses:
+        reason = " ".join([reason, *_why_nothing(base, constraints, space, passes, resolved, cats)])
     return SearchResult(
         top=top,
         frontier=frontier_frame,
-        reason=explain(top, frontier_frame, kept, constraints),
+        reason=reason,
         constraints=constraints,
-        gpus=gpus,
+        gpus=tuple(str(one.gpu["name"]) for one in resolved),
         skipped_gpus=skipped,
         target_batch_sequences=grid.target_sequences,
-        n_candidates=grid.n_candidates * len(resolved),
-        n_evaluated=n_evaluated,
-        n_fit=len(kept),
+        n_candidates=sum(p.grid.n_candidates for p in passes) * len(resolved),
+        n_evaluated=sum(p.n_evaluated for p in passes),
+        n_fit=sum(len(p.kept) for p in passes),
         n_feasible=int(np.count_nonzero(feasible)),
         elapsed_s=time.perf_counter() - started,
         notes=notes,
+        offload_explored=len(passes) > 1,
     )
+
+
+def _chosen(passes: list[_Pass], constraints: Constraints) -> _Pass:
+    """The offload pass when it found what the first did not (a feasible plan, or at least one that fits)."""
+    first, last = passes[0], passes[-1]
+    if feasible_mask(last.kept, constraints).any() or (not len(first.kept) and len(last.kept)):
+        return last
+    return first
+
+
+def _why_nothing(
+    base: Scenario,
+    constraints: Constraints,
+    space: SearchSpace,
+    passes: list[_Pass],
+    resolved: list[Resolved],
+    cats: Catalogs,
+) -> list[str]:
+    """Sentences after "nothing meets the constraints": the smallest memory shortfall when nothing fits, and
+    each fixed choice that, freed alone, lets plans through (a search per fixed choice, only in this case)."""
+    words = []
+    misses = [(p.closest, p.grid) for p in passes if p.closest is not None]
+    if not any(len(p.kept) for p in passes) and misses:
+        (over, gpu_index, layout_index), grid = min(misses, key=lambda miss: miss[0][0])  # type: ignore[index]
+        one = Kept(np.array([gpu_index]), np.array([layout_index]), {})
+        row = result_frame(resolved, grid, one, np.array([0])).row(0, named=True)
+        words.append(shortfall_words(row, over))
+    names = [name for name, _ in space.fixed]
+    if names:
+        opened = {}
+        for name in names:
+            freer = freed(base, space, name)
+            again = search(base, constraints, freer, catalogs=cats, top_n=1, explain_misses=False)
+            if again.top.height:
+                opened[name] = again.top.row(0, named=True)
+        words.append(freed_words(space, opened))
+    return words

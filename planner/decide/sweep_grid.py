@@ -54,6 +54,11 @@ class SearchSpace:
     recompute: tuple[str, ...] = DEFAULT_RECOMPUTE
     micro_batches: tuple[int, ...] = DEFAULT_MICRO_BATCHES
     target_batch_sequences: int | None = None  # None: the scenario's micro_batch × grad_accum × dp
+    # --- a search that obeys (issue 14 item 10; built by planner.decide.sweep_space) ---
+    # (offload_optimizer, offload_params) pairs allowed; None: any. The first pass uses the scenario's own pair
+    # (or the first allowed), the others only when nothing meets the constraints (sweep_space.offload_passes).
+    offload_modes: tuple[tuple[bool, bool], ...] | None = None
+    fixed: tuple[tuple[str, object], ...] = ()  # (scenario field, value) the user fixed, for the words
 
     def __post_init__(self) -> None:
         allowed = sorted(mode.key for mode in Recompute)
@@ -68,6 +73,8 @@ class SearchSpace:
                 raise ValueError(f"{name}: give at least one whole number >= 1 (got {values})")
         if self.target_batch_sequences is not None and self.target_batch_sequences < 1:
             raise ValueError("target_batch_sequences: must be >= 1")
+        if self.offload_modes is not None and not self.offload_modes:
+            raise ValueError("offload_modes: allow at least one (offload_optimizer, offload_params) pair")
 
 
 def target_batch_sequences(base: Scenario, space: SearchSpace) -> int:

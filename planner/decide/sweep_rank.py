@@ -127,6 +127,8 @@ def result_frame(
         one = resolved[int(gpu_index)]
         layout = grid.take(kept.layout_index[indices[where]])
         figures = shown(evaluate(one.columns.replace(**layout)), _FLOAT)
+        for name in OFFLOAD_COLUMNS:  # the scenario's own flags unless the grid varies them (an offload pass)
+            layout.setdefault(name, np.full(len(where), float(getattr(one.columns.layout, name))))
         for i, position in enumerate(where):
             records[position] = _record(str(one.gpu["name"]), layout, figures, i)
     frame = pl.DataFrame(records, schema=_SCHEMA, orient="row") if records else pl.DataFrame(schema=_SCHEMA)
@@ -148,10 +150,12 @@ def _record(gpu: str, layout: dict[str, np.ndarray], figures: dict[str, Any], i:
         "micro_batch": int(micro_batch),
         "grad_accum": int(accum),
         "global_batch_sequences": int(micro_batch * accum * dp),
+        **{name: bool(layout[name][i]) for name in OFFLOAD_COLUMNS},
         **{name: _value(values, i) for name, values in figures.items()},
     }
 
 
+OFFLOAD_COLUMNS = ("offload_optimizer", "offload_params")  # layout columns an offload pass varies
 _INT = ("n_gpus", "tp", "pp", "dp", "zero_stage", "micro_batch", "grad_accum", "global_batch_sequences")
 # the frame's figures, in the units of the table of outputs (planner.results.OUTPUTS)
 _FLOAT = (
@@ -162,6 +166,8 @@ _FLOAT = (
     "peak_gib_per_device",
     "vram_gib",
     "mfu",
+    "mfu_low",  # the end-to-end band at the efficiency preset's ends; it brackets `mfu`
+    "mfu_high",
     "tokens_per_s",
     "device_hours",
     "usd_per_gpu_hour",
@@ -175,5 +181,6 @@ _SCHEMA: dict[str, Any] = {
     **dict.fromkeys(_INT[:5], pl.Int64),
     "recompute": pl.String,
     **dict.fromkeys(_INT[5:], pl.Int64),
+    **dict.fromkeys(OFFLOAD_COLUMNS, pl.Boolean),
     **dict.fromkeys(_FLOAT, pl.Float64),
 }

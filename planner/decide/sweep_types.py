@@ -57,6 +57,7 @@ class SearchResult:
     n_feasible: int  # ... and meet every constraint with a finite objective
     elapsed_s: float
     notes: list[str] = field(default_factory=list)
+    offload_explored: bool = False  # a second pass with CPU offload ran (nothing met the constraints without)
 
     @property
     def winner(self) -> dict[str, Any] | None:

@@ -8,9 +8,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from planner.decide.sweep_grid import SearchSpace
 from planner.decide.sweep_rank import Kept
+from planner.decide.sweep_space import FIELD_WORDS, fixed_words
 from planner.decide.sweep_types import Constraints
-from planner.formulas.units import SECONDS_PER_HOUR
+from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR
 
 SUPERLATIVE = {
     "cost": "cheapest",
@@ -33,6 +35,10 @@ def label(row: Mapping[str, Any]) -> str:
     parts.append(f"ZeRO-{row['zero_stage']}")
     parts.append(RECOMPUTE_WORDS.get(str(row["recompute"]), str(row["recompute"])))
     parts.append(f"micro-batch {row['micro_batch']}")
+    if row.get("offload_params"):
+        parts.append("parameters and optimizer offloaded to the CPU")
+    elif row.get("offload_optimizer"):
+        parts.append("optimizer offloaded to the CPU")
     return ", ".join(parts)
 
 
@@ -44,8 +50,10 @@ def usd_words(usd: float) -> str:
     return "no price" if not np.isfinite(usd) else f"${usd:,.0f}"
 
 
-def _conditions(constraints: Constraints) -> str:
+def _conditions(constraints: Constraints, space: SearchSpace | None) -> str:
     words = ["fits in memory"]
+    if space is not None and space.fixed:
+        words.append(f"keeps {fixed_words(space)}")
     if constraints.deadline_h is not None:
         words.append(f"finishes within {constraints.deadline_h:g} h")
     if constraints.budget_usd is not None:
@@ -71,22 +79,28 @@ def _versus(winner: Mapping[str, Any], other: Mapping[str, Any]) -> str:
 
 def _alternative(winner: Mapping[str, Any], frontier: pl.DataFrame) -> Mapping[str, Any] | None:
     """The fastest point of the cost-versus-time frontier that is not the winner."""
-    keys = ("gpu", "n_gpus", "tp", "pp", "zero_stage", "recompute", "micro_batch")
+    keys = ("gpu", "n_gpus", "tp", "pp", "zero_stage", "recompute", "micro_batch", "offload_optimizer")
     for row in frontier.iter_rows(named=True):
         if any(row[k] != winner[k] for k in keys):
             return row
     return None
 
 
-def explain(top: pl.DataFrame, frontier: pl.DataFrame, kept: Kept, constraints: Constraints) -> str:
+def explain(
+    top: pl.DataFrame,
+    frontier: pl.DataFrame,
+    kept: Kept,
+    constraints: Constraints,
+    space: SearchSpace | None = None,
+) -> str:
     """Why the first row of `top` won, compared with the fastest other frontier point; or why nothing did."""
     if not top.height:
-        return _nothing(kept, constraints)
+        return _nothing(kept, constraints, space)
     winner = top.row(0, named=True)
     figures = f"{hours_words(winner['wall_clock_h'])}, {usd_words(winner['cost_usd'])}"
     sentence = (
         f"{label(winner)}: the {SUPERLATIVE[constraints.objective]} configuration that "
-        f"{_conditions(constraints)} ({figures})."
+        f"{_conditions(constraints, space)} ({figures})."
     )
     other = _alternative(winner, frontier)
     if other is None or not np.isfinite(winner["cost_usd"]):
@@ -95,12 +109,13 @@ def explain(top: pl.DataFrame, frontier: pl.DataFrame, kept: Kept, constraints: 
     return f"{sentence} {label(other)} is {_versus(winner, other)} ({other_figures})."
 
 
-def _nothing(kept: Kept, constraints: Constraints) -> str:
+def _nothing(kept: Kept, constraints: Constraints, space: SearchSpace | None) -> str:
     if not len(kept):
+        kept_fixed = f" keeping {fixed_words(space)}" if space is not None and space.fixed else ""
         return (
-            "Nothing fits in memory with these GPUs and at most "
-            f"{constraints.max_gpus:,} of them: allow more GPUs or larger ones, or lower the memory need "
-            "(LoRA/QLoRA, 8-bit optimizer, shorter sequences)."
+            f"Nothing fits in memory with these GPUs and at most {constraints.max_gpus:,} of them{kept_fixed}: "
+            "allow more GPUs or larger ones, or lower the memory need (LoRA/QLoRA, 8-bit optimizer, shorter "
+            "sequences)."
         )
     wall = kept.figures["wall_clock_s"] / SECONDS_PER_HOUR
     cost = kept.figures["cost_usd"]
@@ -121,3 +136,30 @@ def _nothing(kept: Kept, constraints: Constraints) -> str:
             "(a GPU without a price? enter your quote)"
         )
     return "No configuration meets the constraints: " + "; ".join(hints) + "."
+
+
+def fallback_note(*, found: bool) -> str:
+    """The note of the second pass that CPU offload gets when nothing meets the constraints without it."""
+    if found:
+        return (
+            "No configuration without CPU offload meets the constraints, so configurations that offload the "
+            "optimizer (and the parameters) to host memory were searched too; these plans need that host memory."
+        )
+    return "CPU offload of the optimizer (and the parameters) was searched too, without a plan either."
+
+
+def shortfall_words(row: Mapping[str, Any], over_bytes: float) -> str:
+    """The closest miss: "The closest, H200 SXM ×8, ..., needs 150.2 GiB per GPU of 139.8 GiB (10.4 GiB short)." """
+    need = row["peak_gib_per_device"]
+    return (
+        f"The closest, {label(row)}, needs {need:,.1f} GiB per GPU of {row['vram_gib']:,.1f} GiB "
+        f"({over_bytes / GIB_BYTES:,.1f} GiB short)."
+    )
+
+
+def freed_words(space: SearchSpace, opened: Mapping[str, Mapping[str, Any]]) -> str:
+    """Which fixed choice excludes everything: the plans that freeing each one alone would allow."""
+    if not opened:
+        return f"Freeing any one of the fixed choices ({fixed_words(space)}) alone does not help either."
+    found = "; ".join(f"freeing {FIELD_WORDS[name]} finds {label(row)}" for name, row in opened.items())
+    return f"The fixed choices exclude every plan: {found}."

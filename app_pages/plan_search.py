@@ -29,6 +29,7 @@ from ui.compare_table import with_wall_clock
 from ui.data import catalogs
 from ui.number_entry import typed_number
 from ui.safe_text import plain
+from ui.search_layout import layout_choices
 from ui.state import scenario, set_scenario
 
 RESULT_KEY = "plan_search.result"  # (base scenario, SearchResult) of the last search
@@ -57,7 +58,11 @@ TABLE_COLUMNS = {
     "co2e_kg": st.column_config.NumberColumn("CO2e (kg)", format="%.1f"),
     "peak_gib_per_device": st.column_config.NumberColumn("Peak GiB/GPU", format="%.1f"),
     "vram_gib": st.column_config.NumberColumn("VRAM GiB", format="%.1f"),
+    "offload_optimizer": st.column_config.CheckboxColumn("Optimizer offload"),
+    "offload_params": st.column_config.CheckboxColumn("Parameter offload"),
     "mfu": st.column_config.NumberColumn("MFU", format="%.3f"),
+    "mfu_low": st.column_config.NumberColumn("MFU, slow end", format="%.3f"),
+    "mfu_high": st.column_config.NumberColumn("MFU, fast end", format="%.3f"),
     "usd_per_gpu_hour": st.column_config.NumberColumn("$/GPU-h", format="$%.2f"),
 }
 
@@ -73,7 +78,7 @@ except ValueError as err:
 st.caption(
     f"{plain(base.model or 'Custom model')}, {plain(base.method)} training: every GPU type × GPU count × tensor and pipeline "
     f"parallelism × ZeRO stage × recompute × micro-batch, with gradient accumulation set so each step trains at "
-    f"least {target:,} sequences of {with_sequence_length(base, cats).seq_len:,} tokens (the scenario's global batch)."
+    f"least the global batch below (default {target:,} sequences of {with_sequence_length(base, cats).seq_len:,} tokens, the scenario's). Fix any searched choice below to keep every plan at it."
 )
 
 with st.form("search.form", border=True):
@@ -107,12 +112,13 @@ with st.form("search.form", border=True):
     top_n, top_n_ok = typed_number(
         fifth, "Results to list", "search.top_n", integer=True, low=1, high=100, default=10
     )
+    layout = layout_choices(base, target)
     st.caption(plain(f"Pricing: {base.pricing.replace('_', ' ')} (sidebar). Region for CO2e: {base.region}."))
     submitted = st.form_submit_button("Search", type="primary", icon=":material/search:", key="search.run")
 
 
 def _run_search() -> None:
-    if not (deadline_ok and budget_ok and max_gpus_ok and top_n_ok):
+    if not (deadline_ok and budget_ok and max_gpus_ok and top_n_ok) or layout.space is None:
         return  # each refused box says why beside it; nothing is searched with a value the user did not type
     if not gpus:
         st.warning("Choose at least one GPU type.")
@@ -130,7 +136,7 @@ def _run_search() -> None:
             shown_percent[0] = percent
             bar.progress(percent / 100, text=f"Evaluated {done:,} of {total:,} configurations")
 
-    result = search(base, constraints, catalogs=cats, top_n=int(top_n), progress=report)
+    result = search(base, constraints, layout.space, catalogs=cats, top_n=int(top_n), progress=report)
     bar.empty()
     st.session_state[RESULT_KEY] = (base, result)
     st.session_state.pop(APPLIED_KEY, None)
@@ -164,6 +170,10 @@ elif searched_base != base:
 
 for note in result.notes:
     st.warning(plain(note))
+st.markdown(
+    plain(f"Global batch target: {result.target_batch_sequences:,} sequences per optimizer step.")
+    + (plain(f" Kept fixed: {result.fixed_choices}.") if result.fixed_choices else "")
+)
 (st.success if result.top.height else st.error)(plain(result.reason))
 st.caption(
     f"{result.n_evaluated:,} configurations evaluated in {result.elapsed_s:.2f} s on {len(result.gpus)} GPU "
@@ -248,5 +258,11 @@ assumptions(
         "A price, peak TFLOP/s or VRAM you entered for your GPU applies to that GPU only; other GPUs use the "
         "catalogue. An unpriced GPU cannot be ranked by cost or held to a budget.",
         "The frontier compares cost with wall clock among the configurations that meet the constraints.",
+        "A layout choice set to a value is kept in every plan; when nothing meets the constraints, CPU offload "
+        "(the optimizer, then the parameters too) is searched as well, with ZeRO stage 1-3 for optimizer offload "
+        "and stage 3 for parameter offload (DeepSpeed's rules). The result says what was tried and, when "
+        "nothing fits, how far the closest plan is over the GPU's memory and which fixed choice is in the way.",
+        "The MFU band (slow and fast end) is end to end: the same plan at the efficiency preset's low and high "
+        "compute efficiency, with communication and the pipeline bubble, so it brackets the plan's MFU.",
     ]
 )

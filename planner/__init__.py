@@ -73,7 +73,16 @@ _PUBLIC_MODULES = {
         "scenario_for",
         "search",
     ),
-    "planner.decide.sweep_grid": ("DEFAULT_MAX_GPUS", "SearchSpace", "target_batch_sequences"),
+    "planner.decide.sweep_grid": (
+        "DEFAULT_MAX_GPUS",
+        "DEFAULT_MICRO_BATCHES",
+        "DEFAULT_PP_DEGREES",
+        "DEFAULT_RECOMPUTE",
+        "SearchSpace",
+        "target_batch_sequences",
+        "tensor_parallel_degrees",
+    ),
+    "planner.decide.sweep_space": ("ANY", "obeying_space"),
     "planner.decide.sweep_words": ("label",),
     "planner.errors": ("PlannerError", "from_validation_error", "shortened"),
     "planner.estimate": ("estimate", "estimate_resolved"),
@@ -170,7 +179,16 @@ if TYPE_CHECKING:
         with_cell,
     )
     from planner.decide.sweep import OBJECTIVES, Constraints, SearchResult, priced_gpus, scenario_for, search
-    from planner.decide.sweep_grid import DEFAULT_MAX_GPUS, SearchSpace, target_batch_sequences
+    from planner.decide.sweep_grid import (
+        DEFAULT_MAX_GPUS,
+        DEFAULT_MICRO_BATCHES,
+        DEFAULT_PP_DEGREES,
+        DEFAULT_RECOMPUTE,
+        SearchSpace,
+        target_batch_sequences,
+        tensor_parallel_degrees,
+    )
+    from planner.decide.sweep_space import ANY, obeying_space
     from planner.decide.sweep_words import label
     from planner.errors import PlannerError, from_validation_error, shortened
     from planner.estimate import estimate, estimate_resolved

@@ -24,7 +24,7 @@ from planner.decide.sweep_rank import (
     rank_order,
     result_frame,
 )
-from planner.decide.sweep_space import freed, mode_grid, offload_passes
+from planner.decide.sweep_space import fixed_words, freed, mode_grid, offload_passes
 from planner.decide.sweep_types import OBJECTIVES, Constraints, Objective, SearchResult
 from planner.decide.sweep_words import explain, fallback_note, freed_words, shortfall_words
 from planner.errors import PlannerError
@@ -206,6 +206,7 @@ def search(
         elapsed_s=time.perf_counter() - started,
         notes=notes,
         offload_explored=len(passes) > 1,
+        fixed_choices=fixed_words(space),
     )
 
 

@@ -58,6 +58,7 @@ class SearchResult:
     elapsed_s: float
     notes: list[str] = field(default_factory=list)
     offload_explored: bool = False  # a second pass with CPU offload ran (nothing met the constraints without)
+    fixed_choices: str = ""  # the choices the search kept fixed, in words ("TP 1, PP 1, ZeRO stage 3")
 
     @property
     def winner(self) -> dict[str, Any] | None:

@@ -118,3 +118,53 @@ def test_typed_limits_are_read_exactly_or_refused_beside_their_box(app):
     app.button(key="search.run").click().run()
     assert not app.error and app.dataframe
     assert 1 < results(app)["n_gpus"].max() <= 1_000  # 1e3 read as a thousand GPUs (as 1, every plan had 1)
+
+
+def _markdown(at) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def test_fixed_layout_choices_are_kept_and_any_frees_them(app):
+    """Issue 14 item 10: each searched dimension is 'any' or a value; a value keeps every plan at it."""
+    app.switch_page(PAGE).run()
+    app.multiselect(key="search.gpus").set_value(GPUS)
+    app.text_input(key="search.max_gpus").input("64")
+    for key, value in (("search.fix.tp", 1), ("search.fix.pp", 1), ("search.fix.zero_stage", 3)):
+        app.selectbox(key=key).set_value(value)
+    app.selectbox(key="search.fix.micro_batch").set_value(2)
+    app.button(key="search.run").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    table = results(app)
+    assert table.height and set(zip(table["tp"], table["pp"], table["zero_stage"], table["micro_batch"])) == {
+        (1, 1, 3, 2)
+    }
+    words = _markdown(app)
+    assert "Kept fixed: TP 1, PP 1, ZeRO stage 3, micro-batch 2." in words
+    assert "Global batch target: 8 sequences per optimizer step." in words  # the scenario's 1 x 1 x 8
+    assert {"mfu_low", "mfu", "mfu_high"} <= set(table.columns)
+    assert all(
+        lo <= m <= hi for lo, m, hi in zip(table["mfu_low"], table["mfu"], table["mfu_high"], strict=True)
+    )
+    for key in ("search.fix.tp", "search.fix.pp", "search.fix.zero_stage", "search.fix.micro_batch"):
+        app.selectbox(key=key).set_value("any")
+    app.text_input(key="search.global_batch_sequences").input("64")
+    app.button(key="search.run").click().run()
+    assert not app.exception
+    words = _markdown(app)
+    assert "Kept fixed" not in words and "Global batch target: 64 sequences per optimizer step." in words
+    assert len(set(zip(results(app)["tp"], results(app)["zero_stage"], results(app)["micro_batch"]))) > 1
+
+
+def test_fsdp_only_with_a_fixed_tp_names_the_choice(app):
+    app.switch_page(PAGE).run()
+    app.selectbox(key="search.fix.tp").set_value(2)
+    app.checkbox(key="search.fsdp_only").check()
+    app.button(key="search.run").click().run()
+    assert not app.exception
+    assert any("FSDP only keeps TP at 1" in e.value and "set TP to any" in e.value for e in app.error)
+    assert not app.dataframe  # nothing was searched with choices that contradict each other
+    app.selectbox(key="search.fix.tp").set_value("any")
+    app.button(key="search.run").click().run()
+    table = results(app)
+    assert table.height and set(table["tp"]) == {1} and set(table["pp"]) == {1}
+    assert "Kept fixed: FSDP only (TP 1, PP 1, ZeRO stage 0/2/3)." in _markdown(app)

@@ -77,22 +77,28 @@ def _fixed_fields(args: argparse.Namespace) -> set[str]:
     def is_any(value: Any) -> bool:
         return isinstance(value, str) and value.strip().lower() == ANY
 
-    fixed = set()
-    for name in SEARCHED_FIELDS:
-        value = getattr(args, name, None)
-        if is_any(value):
-            setattr(args, name, None)
-        elif value is not None:
-            fixed.add(name)
+    fixed: set[str] = set()
     kept_pairs = []
-    for pair in args.set:
+    def without(pairs: list[str], key: str) -> list[str]:
+        return [pair for pair in pairs if pair.partition("=")[0].strip() != key]
+
+    for pair in args.set:  # in order, as the scenario reads them: a later pair wins
         key, _, value = (part.strip() for part in pair.partition("="))
         if key in SEARCHED_FIELDS and is_any(value):
             fixed.discard(key)
+            kept_pairs = without(kept_pairs, key)
             continue
         if key in SEARCHED_FIELDS:
             fixed.add(key)
         kept_pairs.append(pair)
+    for name in SEARCHED_FIELDS:  # a flag wins over --set, as it does for the scenario's values
+        value = getattr(args, name, None)
+        if is_any(value):
+            setattr(args, name, None)
+            fixed.discard(name)
+            kept_pairs = without(kept_pairs, name)
+        elif value is not None:
+            fixed.add(name)
     args.set = kept_pairs
     return fixed
 

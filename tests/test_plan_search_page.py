@@ -135,9 +135,9 @@ def test_fixed_layout_choices_are_kept_and_any_frees_them(app):
     app.button(key="search.run").click().run()
     assert not app.exception, [e.value for e in app.exception]
     table = results(app)
-    assert table.height and set(zip(table["tp"], table["pp"], table["zero_stage"], table["micro_batch"])) == {
-        (1, 1, 3, 2)
-    }
+    assert table.height and set(
+        zip(table["tp"], table["pp"], table["zero_stage"], table["micro_batch"], strict=True)
+    ) == {(1, 1, 3, 2)}
     words = _markdown(app)
     assert "Kept fixed: TP 1, PP 1, ZeRO stage 3, micro-batch 2." in words
     assert "Global batch target: 8 sequences per optimizer step." in words  # the scenario's 1 x 1 x 8
@@ -152,7 +152,12 @@ def test_fixed_layout_choices_are_kept_and_any_frees_them(app):
     assert not app.exception
     words = _markdown(app)
     assert "Kept fixed" not in words and "Global batch target: 64 sequences per optimizer step." in words
-    assert len(set(zip(results(app)["tp"], results(app)["zero_stage"], results(app)["micro_batch"]))) > 1
+    assert (
+        len(
+            set(zip(results(app)["tp"], results(app)["zero_stage"], results(app)["micro_batch"], strict=True))
+        )
+        > 1
+    )
 
 
 def test_fsdp_only_with_a_fixed_tp_names_the_choice(app):

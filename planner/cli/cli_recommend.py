@@ -79,6 +79,7 @@ def _fixed_fields(args: argparse.Namespace) -> set[str]:
 
     fixed: set[str] = set()
     kept_pairs = []
+
     def without(pairs: list[str], key: str) -> list[str]:
         return [pair for pair in pairs if pair.partition("=")[0].strip() != key]
 

@@ -82,6 +82,7 @@ def scenario_for(row: Mapping[str, Any], base: Scenario, catalogs: Catalogs) -> 
         n_gpus=int(row["n_gpus"]),
         tp=int(row["tp"]),
         pp=int(row["pp"]),
+        pp_virtual_stages=int(row["pp_virtual_stages"]),
         zero_stage=int(row["zero_stage"]),
         recompute=str(row["recompute"]),
         micro_batch=int(row["micro_batch"]),

@@ -206,7 +206,7 @@ class Scenario(BaseModel):
         if self.pp == 1:
             raise PlannerError(
                 "pp_virtual_stages",
-                "interleaving needs pipeline parallelism: set pp above 1 first",
+                "must be 1 without pipeline parallelism (pp 1): interleaving splits a pipeline stage",
                 value=v,
                 allowed="1 when pp is 1",
                 related=("pp",),
@@ -214,8 +214,8 @@ class Scenario(BaseModel):
         if self.grad_accum % self.pp:
             raise PlannerError(
                 "pp_virtual_stages",
-                f"the interleaved schedule needs the micro-batches per step (grad_accum {self.grad_accum}) "
-                f"to be a multiple of pp = {self.pp}",
+                f"above 1 (interleaved 1F1B) needs the micro-batches per step, grad_accum {self.grad_accum}, "
+                f"to be a multiple of pp = {self.pp} (Megatron's interleaved schedule)",
                 value=v,
                 allowed=f"1, or grad_accum a multiple of {self.pp}",
                 related=("grad_accum", "pp"),

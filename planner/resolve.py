@@ -18,11 +18,11 @@ from planner.catalogue.catalog import Catalogs, peak_rate
 from planner.catalogue.efficiency import precision_class
 from planner.columns import Columns, GpuColumns
 from planner.formulas.cost import RateBand, resolve_rate
-from planner.formulas.pipeline import check_layer_split
 from planner.formulas.sequence import SequenceLength, chosen_seq_len
 from planner.formulas.units import GIB_BYTES
 from planner.inputs.scenario import CUSTOM_MODEL, Scenario
 from planner.model.architecture import ParamCounts
+from planner.model.layer_split import check_layer_split
 from planner.model.shape import ModelShape
 from planner.scenario_columns import (
     energy_columns,

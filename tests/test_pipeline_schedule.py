@@ -30,8 +30,9 @@ from planner.export.exporters import export_plan
 from planner.formulas import comm
 from planner.formulas.memory import stage_activations
 from planner.formulas.memory_inputs import MemoryInputs
-from planner.formulas.pipeline import interleaving_fits, layers_in_flight, layers_per_virtual_stage
+from planner.formulas.pipeline import layers_in_flight
 from planner.inputs.scenario import Scenario
+from planner.model.layer_split import interleaving_fits, layers_per_virtual_stage
 from planner.resolve import resolve
 
 CATS = default_catalogs()

@@ -28,9 +28,9 @@ from planner.cases.case_defaults import (
 from planner.cases.case_gpu import GpuMatcher
 from planner.cases.case_shape import case_shape
 from planner.catalogue.catalog import Catalogs
-from planner.formulas.pipeline import interleaving_fits
 from planner.formulas.units import GIB_BYTES
 from planner.inputs.scenario import Scenario
+from planner.model.layer_split import interleaving_fits
 
 # measured_unit -> (memory statistic, bytes per unit). "Unspecified" is read as allocated: PEFT's memory
 # tracker reads torch.cuda.max_memory_allocated and torchtune's logger leads with the peak active bytes.

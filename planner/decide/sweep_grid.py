@@ -14,10 +14,10 @@ from typing import get_args
 
 import numpy as np
 
-from planner.formulas.pipeline import interleaving_fits
 from planner.formulas.recipes import Recompute
 from planner.inputs import scenario
 from planner.inputs.scenario import Scenario
+from planner.model.layer_split import interleaving_fits
 
 # 128 nodes of 8: beyond this, fine-tuning-sized batches leave most data-parallel replicas idle, and the user
 # can raise it (Constraints.max_gpus) for pre-training plans.

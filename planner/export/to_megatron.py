@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from planner.catalogue.catalog import Catalogs
 from planner.export.export_types import Export, Gaps, adapters, sequences, steps_note
-from planner.formulas.pipeline import check_layer_split, layers_per_virtual_stage
 from planner.inputs.scenario import Scenario
+from planner.model.layer_split import check_layer_split, layers_per_virtual_stage
 from planner.model.shape import ModelShape
 from planner.resolve import model_shape
 
@@ -46,7 +46,7 @@ def _parallel(s: Scenario) -> Args:
 
 def _interleaving(s: Scenario, shape: ModelShape | None, gaps: Gaps) -> Args:
     """The interleaved 1F1B schedule: layers per model chunk, and the embedding/loss flags when the plan's
-    split counts them as one layer each (`planner.formulas.pipeline`)."""
+    split counts them as one layer each (`planner.model.layer_split`)."""
     if s.pp_virtual_stages == 1:
         return []
     if shape is None:

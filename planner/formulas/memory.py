@@ -9,8 +9,8 @@ is the larger of two phases (peers.md §5.5; llm-analysis's peak, §3.1):
   update reads (`planner.formulas.model_states`). Fused optimizers (torch `fused=True`, DeepSpeed FusedAdam, the
   torchtitan and torchtune defaults) update in place, so no other temporary is charged.
 The reported pipeline stage is the worse of the first (embedding; min(micro-batches, pp) micro-batches in
-flight under 1F1B, more when interleaved: `planner.formulas.pipeline`) and the last (head and logits); with pp = 1 they are the same GPU. On top of the
-allocated peak: reserved = allocated × (1 + fragmentation) and device memory = reserved + overhead.
+flight under 1F1B, more when interleaved: `planner.formulas.pipeline`) and the last (head and logits); with
+pp = 1 they are the same GPU. On top of the allocated peak: reserved = allocated × (1 + fragmentation) and device memory = reserved + overhead.
 """
 
 from __future__ import annotations

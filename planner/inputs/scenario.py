@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from planner.errors import PlannerError, check_name, numeric_range
-from planner.formulas.pipeline import check_layer_split
+from planner.model.layer_split import check_layer_split
 from planner.model.shape import ModelShape
 
 Method = Literal["full", "lora", "qlora"]
@@ -198,7 +198,7 @@ class Scenario(BaseModel):
         return self
 
     def _check_interleaving(self) -> None:
-        """Megatron's rules for the interleaved schedule (`planner.formulas.pipeline`); the layer split needs
+        """Megatron's rules for the interleaved schedule (`planner.model.layer_split`); the layer split needs
         the model's shape, so a catalogue model is checked when the plan is resolved."""
         v = self.pp_virtual_stages
         if v == 1:

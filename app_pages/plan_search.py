@@ -46,6 +46,7 @@ TABLE_COLUMNS = {
     "n_gpus": st.column_config.NumberColumn("GPUs", format="%d"),
     "tp": st.column_config.NumberColumn("TP", format="%d"),
     "pp": st.column_config.NumberColumn("PP", format="%d"),
+    "pp_virtual_stages": st.column_config.NumberColumn("Virtual stages", format="%d"),
     "dp": st.column_config.NumberColumn("DP", format="%d"),
     "zero_stage": st.column_config.NumberColumn("ZeRO", format="%d"),
     "recompute": st.column_config.TextColumn("Recompute"),

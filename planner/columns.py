@@ -96,6 +96,8 @@ class LayoutColumns:
     fragmentation_frac: Column  # caching-allocator slack over allocated bytes
     inter_node_gb_per_s: Column  # per GPU, across nodes
     overlap_frac: Column  # share of data-parallel communication hidden behind compute
+    # pipeline schedule (issue 14, item 2): model chunks per GPU, 1 = plain 1F1B, > 1 interleaved 1F1B
+    n_virtual_stages: Column
 
 
 @dataclass(frozen=True)
@@ -243,4 +245,5 @@ def memory_inputs(c: Columns) -> MemoryInputs:
         optimizer_in_backward=lay.optimizer_in_backward,
         overhead_bytes=lay.overhead_bytes,
         fragmentation_frac=lay.fragmentation_frac,
+        n_virtual_stages=lay.n_virtual_stages,
     )

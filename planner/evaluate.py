@@ -85,6 +85,7 @@ def _step_comm(c: Columns) -> comm.StepComm:
         intra_node_gb_per_s=c.gpu.intra_node_gb_per_s,
         pcie_gb_per_s=c.gpu.pcie_gb_per_s,
         inter_node_gb_per_s=lay.inter_node_gb_per_s,
+        n_virtual_stages=lay.n_virtual_stages,
     )
     # Without a shape the in-pipeline (tensor, context, pipeline) traffic is unknown: left out, as for a bare count.
     return comm.StepComm(
@@ -185,7 +186,7 @@ def evaluate(c: Columns) -> Outputs:
     batch = compute.global_batch_tokens(lay.micro_batch_seqs, lay.n_micro_batches, lay.dp, w.seq_len_tokens)
     model_fpt, hw_fpt = flops_per_token(c)
     step_comm = _step_comm(c)
-    bubble = comm.pipeline_bubble_frac(lay.pp, lay.n_micro_batches)
+    bubble = comm.pipeline_bubble_frac(lay.pp, lay.n_micro_batches, lay.n_virtual_stages)
     g = c.gpu
     typical = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, g.utilisation_frac)
     slow = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, g.utilisation_frac_low)

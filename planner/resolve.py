@@ -22,6 +22,7 @@ from planner.formulas.sequence import SequenceLength, chosen_seq_len
 from planner.formulas.units import GIB_BYTES
 from planner.inputs.scenario import CUSTOM_MODEL, Scenario
 from planner.model.architecture import ParamCounts
+from planner.model.layer_split import check_layer_split
 from planner.model.shape import ModelShape
 from planner.scenario_columns import (
     energy_columns,
@@ -189,6 +190,8 @@ def _lookups(s: Scenario, cats: Catalogs) -> tuple[ModelShape | None, dict[str, 
 def resolve(s: Scenario, cats: Catalogs) -> Resolved:
     """Look everything up once; raises ValueError (naming the field) for unknown names."""
     shape, gpu, region = _lookups(s, cats)
+    if shape is not None:  # the Scenario checks an imported shape itself; a catalogue model only here
+        check_layer_split(shape.n_layers, s.pp, s.pp_virtual_stages, _model_label(s, shape))
     seq = sequence_length(s, shape)
     model, counts = model_columns(s, shape)
     hw, provenance = gpu_columns(s, gpu, cats, float(model.n_active_params))

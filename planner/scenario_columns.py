@@ -108,6 +108,7 @@ def layout_columns(s: Scenario) -> LayoutColumns:
         fragmentation_frac=s.fragmentation_frac,
         inter_node_gb_per_s=s.inter_node_gb_per_s,
         overlap_frac=s.overlap_frac,
+        n_virtual_stages=float(s.pp_virtual_stages),
     )
 
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import streamlit as st
 
-from planner import Catalogs, Estimate, Resolved, Scenario, estimate_resolved, resolve
+from planner import Catalogs, Estimate, PlannerError, Resolved, Scenario, estimate_resolved, resolve
 from ui.data import catalogs
 from ui.safe_text import plain
-from ui.state import scenario
+from ui.state import LABELS_KEY, scenario
 
 MEMO_KEY = "estimate_cache.memo"  # no widget uses the key
 
@@ -73,10 +73,18 @@ def derived_values() -> dict[str, Any]:
         return {}
 
 
+def _named(err: ValueError) -> str:
+    """The message, naming the field by the label of its widget on screen (a rule the plan checks against
+    the model, such as the pipeline's layer split, is only known once the model is looked up)."""
+    if isinstance(err, PlannerError):
+        return err.describe(st.session_state.get(LABELS_KEY, {}).get(err.field, err.field))
+    return str(err)
+
+
 def current_or_stop() -> tuple[Estimate, Resolved]:
     try:
         return current()
     except ValueError as err:
-        st.error(f"Cannot estimate this scenario: {plain(err)}", icon=":material/error:")
+        st.error(f"Cannot estimate this scenario: {plain(_named(err))}", icon=":material/error:")
         st.stop()
         raise  # unreachable: st.stop ends the run

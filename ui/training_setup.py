@@ -30,6 +30,7 @@ ZERO_LABELS = {
 }
 OPEN_KEY = "setup.open"  # the section's open state (Streamlit keeps it under this key)
 LAST_PAGE_KEY = "setup.last_page"  # the page of the previous run: arriving on Memory opens the section
+VIRTUAL_STAGES_LABEL = "Virtual stages per GPU (interleaved 1F1B)"
 
 
 def setup_summary(s: Scenario, derived_seq_len: int | None) -> str:
@@ -52,6 +53,8 @@ def setup_summary(s: Scenario, derived_seq_len: int | None) -> str:
     ]
     if s.tp * s.pp * s.cp > 1:
         parts.append(f"TP{s.tp} PP{s.pp} CP{s.cp}")
+    if s.pp_virtual_stages > 1:
+        parts.append(f"interleaved ×{s.pp_virtual_stages}")
     return " · ".join(parts)
 
 
@@ -153,6 +156,13 @@ def _sharding_inputs() -> None:
     bound(st.checkbox, "Shard within a node only (HYBRID_SHARD)", "hybrid_shard")
     number_entry("Tensor parallel", "tp")
     number_entry("Pipeline parallel", "pp")
+    number_entry(
+        VIRTUAL_STAGES_LABEL,
+        "pp_virtual_stages",
+        help="1 = plain 1F1B. v > 1 = interleaved 1F1B (Megatron): each GPU holds v chunks of layers, the "
+        "bubble shrinks v-fold, point-to-point traffic grows v-fold and the first stage keeps more "
+        "activations. Needs pp > 1, accumulation a multiple of pp, and layers that split into pp × v chunks.",
+    )
     number_entry("Context parallel", "cp")
     bound(st.checkbox, "Sequence parallelism", "sequence_parallel")
 

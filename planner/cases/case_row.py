@@ -30,6 +30,7 @@ from planner.cases.case_shape import case_shape
 from planner.catalogue.catalog import Catalogs
 from planner.formulas.units import GIB_BYTES
 from planner.inputs.scenario import Scenario
+from planner.model.layer_split import interleaving_fits
 
 # measured_unit -> (memory statistic, bytes per unit). "Unspecified" is read as allocated: PEFT's memory
 # tracker reads torch.cuda.max_memory_allocated and torchtune's logger leads with the peak active bytes.
@@ -81,6 +82,7 @@ def case_scenario(row: dict[str, str], cats: Catalogs, gpus: GpuMatcher) -> tupl
     if isinstance(shape, str):
         return shape
     fields = _scenario_fields(row, notes)
+    fields["pp_virtual_stages"] = _virtual_stages(row, fields, shape.n_layers, notes)
     fields.update(
         model="",
         model_shape=shape,
@@ -106,6 +108,21 @@ def case_scenario(row: dict[str, str], cats: Catalogs, gpus: GpuMatcher) -> tupl
         assumptions=tuple(notes),
     )
     return scenario, facts
+
+
+def _virtual_stages(row: dict[str, str], fields: dict[str, Any], n_layers: int, notes: list[str]) -> int:
+    """The interleaved schedule the notes state, when the layout can run it (else plain 1F1B, noted)."""
+    stated = words.virtual_pipeline_stages(row.get("notes", ""))
+    if stated is None or stated == 1:
+        return 1
+    pp, accum = fields["pp"], fields["grad_accum"]
+    if bool(interleaving_fits(n_layers, pp, stated)) and accum % pp == 0:
+        return stated
+    notes.append(
+        f"notes state {stated} virtual pipeline stages, which {n_layers} layers on pp {pp} with {accum} "
+        "micro-batches cannot run: plain 1F1B"
+    )
+    return 1
 
 
 def _capped(gpu_cell: str) -> str:

@@ -112,3 +112,21 @@ def batch_split_per_stage(notes: str) -> bool:
     """The notes say the per-replica batch is split into one micro-batch per pipeline stage (torchtitan's
     default microbatch count, e.g. "split into PP microbatches")."""
     return "pp microbatches" in notes.lower()
+
+
+# How the calibration notes state an interleaved schedule: NeMo's tables ("Virtual pipeline size 6") and the
+# Megatron papers ("Interleaved pipeline schedule (3 stages per device)"). The case file has no column for it.
+_VIRTUAL_STAGES = (
+    re.compile(r"virtual pipeline size (\d+)"),
+    re.compile(r"interleaved pipeline schedule \((\d+) stages per device\)"),
+)
+
+
+def virtual_pipeline_stages(notes: str) -> int | None:
+    """Virtual pipeline stages per GPU the notes state (interleaved 1F1B), or None when they state none."""
+    low = notes.lower()
+    for pattern in _VIRTUAL_STAGES:
+        found = pattern.search(low)
+        if found:
+            return int(found.group(1))
+    return None

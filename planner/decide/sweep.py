@@ -84,6 +84,7 @@ def scenario_for(row: Mapping[str, Any], base: Scenario, catalogs: Catalogs) -> 
         n_gpus=int(row["n_gpus"]),
         tp=int(row["tp"]),
         pp=int(row["pp"]),
+        pp_virtual_stages=int(row.get("pp_virtual_stages", 1)),  # a row from before the column: 1F1B
         zero_stage=int(row["zero_stage"]),
         recompute=str(row["recompute"]),
         micro_batch=int(row["micro_batch"]),

@@ -1,4 +1,4 @@
-"""The layouts a plan search tries: GPU count × TP × PP × ZeRO stage × recompute × micro-batch.
+"""The layouts a plan search tries: GPU count × TP × PP (× virtual stages) × ZeRO stage × recompute × micro-batch.
 
 The grid does not depend on the GPU type, so it is built once and evaluated for every GPU in the search.
 Gradient accumulation is not searched: it follows from the target global batch (in sequences), rounded up,
@@ -17,6 +17,7 @@ import numpy as np
 from planner.formulas.recipes import Recompute
 from planner.inputs import scenario
 from planner.inputs.scenario import Scenario
+from planner.model.layer_split import interleaving_fits
 
 # 128 nodes of 8: beyond this, fine-tuning-sized batches leave most data-parallel replicas idle, and the user
 # can raise it (Constraints.max_gpus) for pre-training plans.
@@ -28,6 +29,11 @@ DEFAULT_ZERO_STAGES = (0, 1, 2, 3)
 DEFAULT_RECOMPUTE: tuple[str, ...] = get_args(scenario.Recompute)  # every mode a scenario can hold
 # Pipeline depths used by Megatron-LM/torchtitan recipes for 7B-405B models (Llama 3 405B used 16 stages).
 DEFAULT_PP_DEGREES = (1, 2, 4, 8, 16)
+# Virtual pipeline stages per GPU (interleaved 1F1B) tried for pp > 1: v = 2 halves the 1F1B bubble and v = 4
+# quarters it, while the point-to-point traffic grows v-fold and the first stage's in-flight activations by
+# (1 + (p−1)/(p·v)) (planner.formulas.pipeline); published Megatron/NeMo runs sit at 2-6 chunks per GPU
+# (reference/calibration.csv: 3, 5, 6). Only splits the model's layers allow are tried.
+DEFAULT_VIRTUAL_STAGES = (1, 2, 4)
 # 5 M layouts keep the grid's own columns near 320 MB; the default search holds a few hundred thousand.
 MAX_LAYOUTS = 5_000_000
 # the `planner.columns` layout columns a layout sets (micro-batch in sequences, accumulation in micro-batches)
@@ -40,6 +46,7 @@ LAYOUT_COLUMNS = (
     "recompute",
     "micro_batch_seqs",
     "n_micro_batches",
+    "n_virtual_stages",
 )
 
 
@@ -53,6 +60,7 @@ class SearchSpace:
     zero_stages: tuple[int, ...] = DEFAULT_ZERO_STAGES
     recompute: tuple[str, ...] = DEFAULT_RECOMPUTE
     micro_batches: tuple[int, ...] = DEFAULT_MICRO_BATCHES
+    virtual_stages: tuple[int, ...] = DEFAULT_VIRTUAL_STAGES  # tried where pp > 1 and the layers split
     target_batch_sequences: int | None = None  # None: the scenario's micro_batch × grad_accum × dp
     # --- a search that obeys (issue 14 item 10; built by planner.decide.sweep_space) ---
     # (offload_optimizer, offload_params) pairs allowed; None: any. The first pass uses the scenario's own pair
@@ -67,7 +75,7 @@ class SearchSpace:
             raise ValueError(f"recompute: unknown mode(s) {unknown}; allowed: {allowed}")
         if any(stage not in DEFAULT_ZERO_STAGES for stage in self.zero_stages):
             raise ValueError(f"zero_stages: each must be 0-3 (got {self.zero_stages})")
-        for name in ("gpu_counts", "tp_degrees", "pp_degrees", "micro_batches"):
+        for name in ("gpu_counts", "tp_degrees", "pp_degrees", "micro_batches", "virtual_stages"):
             values = getattr(self, name)
             if values is not None and (not values or min(values) < 1):
                 raise ValueError(f"{name}: give at least one whole number >= 1 (got {values})")
@@ -137,8 +145,9 @@ def layout_grid(
     target = target_batch_sequences(base, space)
     other_axes = [np.asarray(axis, dtype=float) for axis in (space.zero_stages, codes, space.micro_batches)]
     n_other = math.prod(len(axis) for axis in other_axes)
+    schedules = pipeline_schedules(pps, space.virtual_stages, n_layers)
     parts, n_rows = [], 0
-    for tp, pp in itertools.product(tps, pps):
+    for tp, (pp, v) in itertools.product(tps, schedules):
         model_parallel = tp * pp * base.cp
         usable = counts[(counts % model_parallel == 0) & (counts <= target * model_parallel)]
         n_rows += len(usable) * n_other
@@ -148,21 +157,40 @@ def layout_grid(
                 "GPU count or narrow the choices"
             )
         if len(usable):
-            parts.append(_pair_layouts(base, usable, float(tp), float(pp), other_axes, target))
+            parts.append(_pair_layouts(base, usable, float(tp), (float(pp), float(v)), other_axes, target))
     columns = {
         name: np.concatenate([p[name] for p in parts]) if parts else np.empty(0) for name in LAYOUT_COLUMNS
     }
     order = np.lexsort([columns[name] for name in reversed(LAYOUT_COLUMNS[:3] + LAYOUT_COLUMNS[4:7])])
-    n_candidates = len(counts) * len(tps) * len(pps) * n_other
+    n_candidates = len(counts) * len(tps) * len(schedules) * n_other
     return LayoutGrid(
         {k: v[order] for k, v in columns.items()}, target_sequences=target, n_candidates=n_candidates
     )
 
 
+def pipeline_schedules(
+    pps: tuple[int, ...], virtual_stages: tuple[int, ...], n_layers: float | None
+) -> list[tuple[int, int]]:
+    """(PP, virtual stages) pairs: v = 1 for every depth; v > 1 where pp > 1 and the layers split into pp·v
+    chunks (`interleaving_fits`; without a shape the layer count is unknown, so plain 1F1B only)."""
+    pairs = [(pp, 1) for pp in pps]
+    if n_layers is not None:
+        more = sorted(set(virtual_stages) - {1})
+        pairs += [(pp, v) for pp in pps for v in more if bool(interleaving_fits(n_layers, pp, v))]
+    return pairs
+
+
 def _pair_layouts(
-    base: Scenario, counts: np.ndarray, tp: float, pp: float, other_axes: list[np.ndarray], target: int
+    base: Scenario,
+    counts: np.ndarray,
+    tp: float,
+    schedule: tuple[float, float],
+    other_axes: list[np.ndarray],
+    target: int,
 ) -> dict[str, np.ndarray]:
-    """Layouts for one (TP, PP) pair: GPU count × ZeRO × recompute × micro-batch, impossible ones dropped."""
+    """Layouts for one (TP, PP, virtual stages): GPU count × ZeRO × recompute × micro-batch, impossible ones
+    dropped (interleaving also needs the micro-batches per step to be a multiple of pp, as Megatron does)."""
+    pp, v = schedule
     mesh = np.meshgrid(counts, *other_axes, indexing="ij")
     n_gpus, zero, recompute, micro = (axis.ravel() for axis in mesh)
     dp = n_gpus / (tp * pp * base.cp)
@@ -172,5 +200,11 @@ def _pair_layouts(
         keep &= ~((dp * base.cp == 1) & (zero > 0))
     n_gpus, zero, recompute, micro, dp = (a[keep] for a in (n_gpus, zero, recompute, micro, dp))
     accum = np.ceil(target / (dp * micro))
-    layout = (n_gpus, np.full(len(dp), tp), np.full(len(dp), pp), dp, zero, recompute, micro, accum)
+    if v > 1:
+        interleavable = accum % pp == 0
+        n_gpus, zero, recompute, micro, dp, accum = (
+            a[interleavable] for a in (n_gpus, zero, recompute, micro, dp, accum)
+        )
+    full = np.full(len(dp), 1.0)
+    layout = (n_gpus, tp * full, pp * full, dp, zero, recompute, micro, accum, v * full)
     return dict(zip(LAYOUT_COLUMNS, layout, strict=True))

@@ -145,7 +145,9 @@ def _record(gpu: str, layout: dict[str, np.ndarray], figures: dict[str, Any], i:
     micro_batch, accum, dp = (layout[name][i] for name in ("micro_batch_seqs", "n_micro_batches", "dp"))
     return {
         "gpu": gpu,
-        **{name: int(layout[name][i]) for name in ("n_gpus", "tp", "pp", "dp", "zero_stage")},
+        **{name: int(layout[name][i]) for name in ("n_gpus", "tp", "pp")},
+        "pp_virtual_stages": int(layout["n_virtual_stages"][i]),
+        **{name: int(layout[name][i]) for name in ("dp", "zero_stage")},
         "recompute": Recompute(int(layout["recompute"][i])).key,
         "micro_batch": int(micro_batch),
         "grad_accum": int(accum),
@@ -156,7 +158,10 @@ def _record(gpu: str, layout: dict[str, np.ndarray], figures: dict[str, Any], i:
 
 
 OFFLOAD_COLUMNS = ("offload_optimizer", "offload_params")  # layout columns an offload pass varies
-_INT = ("n_gpus", "tp", "pp", "dp", "zero_stage", "micro_batch", "grad_accum", "global_batch_sequences")
+_INT = (
+    "n_gpus", "tp", "pp", "pp_virtual_stages", "dp", "zero_stage", "micro_batch", "grad_accum",
+    "global_batch_sequences",
+)  # fmt: skip
 # the frame's figures, in the units of the table of outputs (planner.results.OUTPUTS)
 _FLOAT = (
     "wall_clock_h",
@@ -178,9 +183,9 @@ _FLOAT = (
 )
 _SCHEMA: dict[str, Any] = {
     "gpu": pl.String,
-    **dict.fromkeys(_INT[:5], pl.Int64),
+    **dict.fromkeys(_INT[:6], pl.Int64),
     "recompute": pl.String,
-    **dict.fromkeys(_INT[5:], pl.Int64),
+    **dict.fromkeys(_INT[6:], pl.Int64),
     **dict.fromkeys(OFFLOAD_COLUMNS, pl.Boolean),
     **dict.fromkeys(_FLOAT, pl.Float64),
 }

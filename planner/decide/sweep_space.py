@@ -1,6 +1,6 @@
 """A search that obeys: the layout choices a user fixed become the search space, in this one place.
 
-The plan search varies the GPU count, tensor and pipeline parallelism, the ZeRO stage, recompute, the
+The plan search varies the GPU count, tensor and pipeline parallelism (with its virtual stages), the ZeRO stage, recompute, the
 micro-batch and (when nothing else fits) CPU offload. Whatever the user fixed of these is searched at that value
 only; everything else is free. The CLI fixes the flags typed explicitly (`--tp 1`; `--tp any` frees it), the Plan
 search page its "any"/value choices; both build the space through `obeying_space`, and the fallback passes and
@@ -26,6 +26,7 @@ SEARCHED_FIELDS = (
     "n_gpus",
     "tp",
     "pp",
+    "pp_virtual_stages",
     "zero_stage",
     "recompute",
     "micro_batch",
@@ -36,6 +37,7 @@ FIELD_WORDS = {
     "n_gpus": "GPU count",
     "tp": "TP",
     "pp": "PP",
+    "pp_virtual_stages": "virtual stages",
     "zero_stage": "ZeRO stage",
     "recompute": "recompute",
     "micro_batch": "micro-batch",
@@ -76,6 +78,7 @@ def obeying_space(
         "n_gpus": "gpu_counts",
         "tp": "tp_degrees",
         "pp": "pp_degrees",
+        "pp_virtual_stages": "virtual_stages",
         "zero_stage": "zero_stages",
         "recompute": "recompute",
         "micro_batch": "micro_batches",

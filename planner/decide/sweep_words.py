@@ -32,6 +32,8 @@ def label(row: Mapping[str, Any]) -> str:
     """E.g. "H200 SXM ×16, TP 2, ZeRO-2, selective recompute, micro-batch 2"."""
     parts = [f"{row['gpu']} ×{row['n_gpus']}"]
     parts += [f"{name} {row[key]}" for name, key in (("TP", "tp"), ("PP", "pp")) if row[key] > 1]
+    if row.get("pp_virtual_stages", 1) > 1:
+        parts.append(f"interleaved ×{row['pp_virtual_stages']}")
     parts.append(f"ZeRO-{row['zero_stage']}")
     parts.append(RECOMPUTE_WORDS.get(str(row["recompute"]), str(row["recompute"])))
     parts.append(f"micro-batch {row['micro_batch']}")
@@ -79,7 +81,10 @@ def _versus(winner: Mapping[str, Any], other: Mapping[str, Any]) -> str:
 
 def _alternative(winner: Mapping[str, Any], frontier: pl.DataFrame) -> Mapping[str, Any] | None:
     """The fastest point of the cost-versus-time frontier that is not the winner."""
-    keys = ("gpu", "n_gpus", "tp", "pp", "zero_stage", "recompute", "micro_batch", "offload_optimizer")
+    keys = (
+        "gpu", "n_gpus", "tp", "pp", "pp_virtual_stages", "zero_stage", "recompute", "micro_batch",
+        "offload_optimizer",
+    )  # fmt: skip
     for row in frontier.iter_rows(named=True):
         if any(row[k] != winner[k] for k in keys):
             return row

@@ -64,9 +64,10 @@ def n_nodes(s: Scenario) -> int:
 def plan_summary(s: Scenario) -> str:
     """One line naming the plan, for the comment heading a YAML or TOML file."""
     model = s.model or (s.model_shape.name if s.model_shape else f"{s.params_b:g}B parameters")
+    interleaved = f" x {s.pp_virtual_stages} virtual stages" if s.pp_virtual_stages > 1 else ""
     return (
-        f"{model}, {s.method}, on {s.n_gpus} x {s.gpu}: tp {s.tp}, pp {s.pp}, cp {s.cp}, dp {s.dp}; "
-        f"global batch {s.sequences_per_step} x {s.seq_len} tokens"
+        f"{model}, {s.method}, on {s.n_gpus} x {s.gpu}: tp {s.tp}, pp {s.pp}{interleaved}, cp {s.cp}, "
+        f"dp {s.dp}; global batch {s.sequences_per_step} x {s.seq_len} tokens"
     )
 
 

@@ -110,6 +110,11 @@ def _code_side(s: Scenario, gaps: Gaps) -> None:
     ):
         if degree > 1:
             gaps.drop(f"{name} {degree}: not a DeepSpeed config key; it is set through {how}.")
+    if s.pp_virtual_stages > 1:
+        gaps.drop(
+            f"Interleaved pipeline ({s.pp_virtual_stages} virtual stages per GPU): DeepSpeed's PipelineModule "
+            "runs plain 1F1B, one stage per GPU, so its bubble is the 1F1B one."
+        )
     if s.recompute != "none":
         gaps.drop(
             f"Recompute {s.recompute}: the config cannot switch recompute on; the model calls "

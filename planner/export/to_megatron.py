@@ -9,6 +9,7 @@ from __future__ import annotations
 from planner.catalogue.catalog import Catalogs
 from planner.export.export_types import Export, Gaps, adapters, sequences, steps_note
 from planner.inputs.scenario import Scenario
+from planner.model.layer_split import check_layer_split, layers_per_virtual_stage
 from planner.model.shape import ModelShape
 from planner.resolve import model_shape
 
@@ -19,7 +20,8 @@ Args = list[tuple[str, ...]]  # one flag with its values, e.g. ("--tensor-model-
 
 def export(s: Scenario, cats: Catalogs) -> Export:
     gaps = Gaps()
-    args: Args = [*_parallel(s), *_model(model_shape(s, cats), s, gaps), *_batch(s)]
+    shape = model_shape(s, cats)
+    args: Args = [*_parallel(s), *_interleaving(s, shape, gaps), *_model(shape, s, gaps), *_batch(s)]
     args += [*_recompute(s, gaps), *_precision(s, gaps), *_optimizer(s, gaps), *_sharding(s, gaps)]
     args += _kernels(s, gaps)
     _not_in_megatron(s, gaps)
@@ -39,6 +41,25 @@ def _parallel(s: Scenario) -> Args:
     ]
     if s.sequence_parallel:
         args.append(("--sequence-parallel",))
+    return args
+
+
+def _interleaving(s: Scenario, shape: ModelShape | None, gaps: Gaps) -> Args:
+    """The interleaved 1F1B schedule: layers per model chunk, and the embedding/loss flags when the plan's
+    split counts them as one layer each (`planner.model.layer_split`)."""
+    if s.pp_virtual_stages == 1:
+        return []
+    if shape is None:
+        gaps.drop(
+            f"Interleaving ({s.pp_virtual_stages} virtual stages per GPU): without the model's layer count the "
+            "file cannot give --num-layers-per-virtual-pipeline-stage; add it (layers / (pp x virtual stages))."
+        )
+        return []
+    check_layer_split(shape.n_layers, s.pp, s.pp_virtual_stages, shape.name or s.model)
+    per_chunk, counts_ends = layers_per_virtual_stage(shape.n_layers, s.pp, s.pp_virtual_stages)
+    args: Args = [("--num-layers-per-virtual-pipeline-stage", str(per_chunk))]
+    if counts_ends:
+        args += [("--account-for-embedding-in-pipeline-split",), ("--account-for-loss-in-pipeline-split",)]
     return args
 
 

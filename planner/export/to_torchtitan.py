@@ -115,6 +115,13 @@ def _parallelism(s: Scenario, gaps: Gaps) -> dict[str, Any]:
         parallelism["fsdp_reshard_after_forward"] = "never"  # keep gathered weights to backward: ZeRO-2
     if s.pp > 1:
         parallelism["pipeline_parallel_microbatch_size"] = s.micro_batch
+    if s.pp_virtual_stages > 1:
+        parallelism["pipeline_parallel_schedule"] = "Interleaved1F1B"
+        gaps.note(
+            f"Interleaved 1F1B with {s.pp_virtual_stages} stages per rank: torchtitan infers the stages per "
+            f"rank from pipeline_parallel_layers_per_stage; set it so that {s.pp * s.pp_virtual_stages} "
+            "stages result."
+        )
     if s.tp > 1 and not s.sequence_parallel:
         gaps.drop("Tensor parallelism without sequence parallelism: torchtitan always shards the sequence.")
     return parallelism

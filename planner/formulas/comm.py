@@ -158,13 +158,17 @@ def pipeline_p2p_comm_s(
     tp: Number,
     grad_accum: Number,
     link_gb_per_s: Number,
+    n_virtual_stages: Number = 1,
 ) -> Number:
     """Pipeline point-to-point traffic per optimizer step, in seconds.
 
     Each stage sends one b·s·h activation forward and one gradient backward per micro-batch; with the
     scatter/gather optimisation every tensor-parallel rank sends 1/t of it (Narayanan et al. 2021, §4.1).
+    With v interleaved chunks per GPU every chunk sends its own pair, v times the traffic (§2.2.2). The hop from
+    the last stage back to the first chunk of the next round runs on the same link class here (a simplification:
+    when the stages of a node pair fit in one node, that wrap-around hop may still cross nodes).
     """
-    per_micro = 2 * tokens_per_microbatch * hidden_size * activation_bytes / tp
+    per_micro = 2 * n_virtual_stages * tokens_per_microbatch * hidden_size * activation_bytes / tp
     return as_number(np.where(pp > 1, seconds(per_micro * grad_accum, link_gb_per_s), 0.0))
 
 
@@ -172,7 +176,9 @@ def pipeline_bubble_frac(pp: Number, n_microbatches: Number, n_virtual_stages: N
     """Share of a pipelined step the GPUs sit idle: (p−1) / (v·m + p−1).
 
     Narayanan et al. 2021, §2.2: the bubble is (p−1)/m of the ideal time for 1F1B with m micro-batches,
-    divided by v with v interleaved stages per GPU; as a share of the whole step that is (p−1)/(v·m + p−1).
+    divided by v with v interleaved stages per GPU (§2.2.2); as a share of the whole step, ideal + bubble,
+    that is ((p−1)/(v·m)) / (1 + (p−1)/(v·m)) = (p−1)/(v·m + p−1). The one bubble formula of the planner
+    (`planner.formulas.pipeline` holds the rest of the schedule).
     """
     return (pp - 1) / (n_virtual_stages * n_microbatches + pp - 1)
 
@@ -223,6 +229,7 @@ def layout_comm(
     intra_node_gb_per_s: Number,
     pcie_gb_per_s: Number,
     inter_node_gb_per_s: Number,
+    n_virtual_stages: Number = 1,
 ) -> StepComm:
     """All communication of one optimizer step for a parallel layout, each group on the link it spans.
 
@@ -249,7 +256,7 @@ def layout_comm(
     )
     context = context_parallel_comm_s(cp, layers, tokens, kv_dim, activation_bytes, grad_accum, link(tp * cp))
     pipeline = pipeline_p2p_comm_s(
-        pp, tokens, hidden_size, activation_bytes, tp, grad_accum, link(2 * tp * cp * dp)
+        pp, tokens, hidden_size, activation_bytes, tp, grad_accum, link(2 * tp * cp * dp), n_virtual_stages
     )
     return StepComm(
         pipelined_s=as_number(tensor + context + pipeline), data_parallel_s=as_number(data_parallel)

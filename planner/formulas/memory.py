@@ -9,8 +9,8 @@ is the larger of two phases (peers.md §5.5; llm-analysis's peak, §3.1):
   update reads (`planner.formulas.model_states`). Fused optimizers (torch `fused=True`, DeepSpeed FusedAdam, the
   torchtitan and torchtune defaults) update in place, so no other temporary is charged.
 The reported pipeline stage is the worse of the first (embedding; min(micro-batches, pp) micro-batches in
-flight under 1F1B) and the last (head and logits); with pp = 1 they are the same GPU. On top of the
-allocated peak: reserved = allocated × (1 + fragmentation) and device memory = reserved + overhead.
+flight under 1F1B, more when interleaved: `planner.formulas.pipeline`) and the last (head and logits); with
+pp = 1 they are the same GPU. On top of the allocated peak: reserved = allocated × (1 + fragmentation) and device memory = reserved + overhead.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from planner.formulas.model_states import (
     state_factors,
     zero_shard_degree,
 )
+from planner.formulas.pipeline import layers_in_flight
 from planner.formulas.recipes import Recompute
 
 __all__ = [
@@ -90,15 +91,14 @@ def layer_activations(p: MemoryInputs) -> dict[str, FloatOrArray]:
 def stage_activations(p: MemoryInputs, first_stage: bool, has_head, layer=None) -> dict[str, FloatOrArray]:
     """Activations (on the GPU and offloaded to the host) and logits on one GPU of a pipeline stage.
 
-    Under 1F1B the first stage holds min(micro-batches, pp) micro-batches of its n_layers/pp layers
-    (Korthikanti et al. 2022 §4.2.3: the first stage stores n_layers layers' worth); the last stage one.
+    Each stage holds `layers_in_flight` layers' worth: the first n_layers under 1F1B (min(micro-batches, pp)
+    micro-batches of its n_layers/pp layers) and n_layers·(1 + (pp−1)/(pp·v)) interleaved; the last one
+    micro-batch of its layers under 1F1B, ((v−1)·pp + 1) chunks interleaved.
     `layer` is `layer_activations(p)`, computed once for all stages.
     """
     layer = layer_activations(p) if layer is None else layer
-    in_flight = np.minimum(p.grad_accum, p.pp) if first_stage else 1.0
-    on_gpu, on_host = stack_activation_bytes(
-        p.n_layers / p.pp * in_flight, layer["kept"], layer["working"], p.offload_activations
-    )
+    layers = layers_in_flight(p.n_layers, p.pp, p.n_virtual_stages, p.grad_accum, first_stage)
+    on_gpu, on_host = stack_activation_bytes(layers, layer["kept"], layer["working"], p.offload_activations)
     return {"activations": on_gpu, "activations_host": on_host, "logits": has_head * layer["logits"]}
 
 

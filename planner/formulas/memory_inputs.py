@@ -72,6 +72,8 @@ class MemoryInputs:
     optimizer_in_backward: FloatOrArray = 0.0  # each parameter is stepped as its gradient arrives (torchtune)
     overhead_bytes: FloatOrArray = DEFAULT_OVERHEAD_BYTES
     fragmentation_frac: FloatOrArray = DEFAULT_FRAGMENTATION_FRAC
+    # pipeline schedule (issue 14, item 2): model chunks per GPU; 1 = plain 1F1B
+    n_virtual_stages: FloatOrArray = 1.0
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from planner.errors import PlannerError, check_name, numeric_range
+from planner.model.layer_split import check_layer_split
 from planner.model.shape import ModelShape
 
 Method = Literal["full", "lora", "qlora"]
@@ -134,6 +135,13 @@ class Scenario(BaseModel):
     host_overhead_frac: float = Field(0.3, ge=0, le=10, description="CPU, memory, NIC, share of GPU power")
     usd_per_kwh: float = Field(0.12, ge=0, le=100, description="electricity price for on-premises runs")
 
+    # --- pipeline schedule (issue 14, item 2) ----------------------------------------------------------
+    # 1 = plain 1F1B; v > 1 = interleaved 1F1B, v chunks of layers per GPU (Narayanan et al. 2021 §2.2.2).
+    # 128: no published run interleaves more finely (NeMo's Llama 2 70B recipe: 20), and layers / (pp·v) >= 1.
+    pp_virtual_stages: int = Field(
+        1, ge=1, le=128, description="virtual pipeline stages per GPU (interleaved 1F1B); 1 = plain 1F1B"
+    )
+
     @model_validator(mode="before")
     @classmethod
     def _fsdp_names(cls, data: Any) -> Any:
@@ -178,6 +186,7 @@ class Scenario(BaseModel):
                 value=self.n_gpus,
                 related=("tp", "pp", "cp"),
             )
+        self._check_interleaving()
         if self.training_tokens > MAX_TRAINING_TOKENS:
             raise PlannerError(
                 "examples",
@@ -187,6 +196,32 @@ class Scenario(BaseModel):
                 related=("tokens_per_example", "epochs", "total_tokens_b"),
             )
         return self
+
+    def _check_interleaving(self) -> None:
+        """Megatron's rules for the interleaved schedule (`planner.model.layer_split`); the layer split needs
+        the model's shape, so a catalogue model is checked when the plan is resolved."""
+        v = self.pp_virtual_stages
+        if v == 1:
+            return
+        if self.pp == 1:
+            raise PlannerError(
+                "pp_virtual_stages",
+                "must be 1 without pipeline parallelism (pp 1): interleaving splits a pipeline stage",
+                value=v,
+                allowed="1 when pp is 1",
+                related=("pp",),
+            )
+        if self.grad_accum % self.pp:
+            raise PlannerError(
+                "pp_virtual_stages",
+                f"above 1 (interleaved 1F1B) needs the micro-batches per step, grad_accum {self.grad_accum}, "
+                f"to be a multiple of pp = {self.pp} (Megatron's interleaved schedule)",
+                value=v,
+                allowed=f"1, or grad_accum a multiple of {self.pp}",
+                related=("grad_accum", "pp"),
+            )
+        if self.model_shape is not None:
+            check_layer_split(self.model_shape.n_layers, self.pp, v, self.model_shape.name or "the model")
 
     @property
     def dp(self) -> int:

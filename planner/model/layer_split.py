@@ -1,0 +1,69 @@
+"""Whether a model's layers split into the chunks of an interleaved pipeline (Megatron-LM's rule).
+
+Interleaved 1F1B gives each of the pp GPUs of a pipeline v chunks of layers. Megatron-LM asserts
+num_layers % pp == 0 and (num_layers / pp) % --num-layers-per-virtual-pipeline-stage == 0, i.e. the layers
+split into pp·v equal chunks (megatron/training/arguments.py). With --account-for-embedding-in-pipeline-split
+and --account-for-loss-in-pipeline-split the embedding and the loss count as one layer each, which is how
+Llama 3 405B ran 126 layers on 16 stages (Dubey et al. 2024, §3.3.2: one layer fewer on the first and the last
+stage); so n_layers + 2 may be the count that divides instead. Here, below the inputs, so that the Scenario can
+check an imported shape itself; the plan's other pipeline formulas are in `planner.formulas.pipeline`.
+Every predicate takes ints, floats or numpy arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from planner.errors import PlannerError
+
+# The embedding and the loss, counted as one layer each when Megatron balances the stages with
+# --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split.
+EMBEDDING_AND_LOSS_LAYERS = 2
+
+
+def splits_evenly(n_layers: Any, pp: Any, virtual_stages: Any) -> Any:
+    """True where the transformer layers split into pp·v equal chunks."""
+    return np.asarray(n_layers) % (np.asarray(pp) * virtual_stages) == 0
+
+
+def splits_with_embedding_and_loss(n_layers: Any, pp: Any, virtual_stages: Any):
+    """True where the layers plus the embedding and the loss (one layer each) split into pp·v equal chunks."""
+    return (np.asarray(n_layers) + EMBEDDING_AND_LOSS_LAYERS) % (np.asarray(pp) * virtual_stages) == 0
+
+
+def interleaving_fits(n_layers: Any, pp: Any, virtual_stages: Any):
+    """True where v virtual stages per GPU can run: v = 1 always; v > 1 needs pp > 1 and an even split."""
+    v = np.asarray(virtual_stages)
+    even = splits_evenly(n_layers, pp, v) | splits_with_embedding_and_loss(n_layers, pp, v)
+    return (v == 1) | ((np.asarray(pp) > 1) & even)
+
+
+def layers_per_virtual_stage(n_layers: int, pp: int, virtual_stages: int) -> tuple[int, bool]:
+    """Megatron's --num-layers-per-virtual-pipeline-stage, and whether it counts the embedding and the loss."""
+    chunks = pp * virtual_stages
+    if n_layers % chunks == 0:
+        return n_layers // chunks, False
+    return (n_layers + EMBEDDING_AND_LOSS_LAYERS) // chunks, True
+
+
+def allowed_virtual_stages(n_layers: int, pp: int) -> list[int]:
+    """Every v from 1 to n_layers that the layer split allows at this pipeline degree (for messages)."""
+    return [v for v in range(1, n_layers + 1) if bool(interleaving_fits(n_layers, pp, v))]
+
+
+def check_layer_split(n_layers: int, pp: int, virtual_stages: int, model: str) -> None:
+    """Raise a PlannerError naming pp_virtual_stages when the model's layers do not split into pp·v chunks."""
+    if virtual_stages == 1 or bool(interleaving_fits(n_layers, pp, virtual_stages)):
+        return
+    allowed = ", ".join(str(v) for v in allowed_virtual_stages(n_layers, pp)[:12])
+    raise PlannerError(
+        "pp_virtual_stages",
+        f"{model}'s {n_layers} layers (or {n_layers} + {EMBEDDING_AND_LOSS_LAYERS} with the embedding and "
+        f"the loss) do not split into pp x virtual stages = {pp} x {virtual_stages} = {pp * virtual_stages} "
+        "equal chunks",
+        value=virtual_stages,
+        allowed=f"at pp {pp}: {allowed}",
+        related=("pp", "model"),
+    )

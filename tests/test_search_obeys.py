@@ -197,3 +197,14 @@ def test_mfu_band_brackets_the_achieved_mfu():
         assert (row["mfu_low"], row["mfu"], row["mfu_high"]) == pytest.approx(
             (one.mfu_low, one.mfu, one.mfu_high), rel=1e-9
         )
+
+
+def test_fixed_virtual_stages_keep_every_plan_and_the_frontier_interleaved():
+    """Regression (found merging the pipeline and search issues): with --pp-virtual-stages 2 the frontier still
+    offered a plain 1F1B plan (H100 ×224, PP 4, v = 1) as the faster alternative, because the grid always added v = 1."""
+    common = (*SEVENTY_B, "--gpus", "H100 SXM", "--pp", "4", "--pp-virtual-stages", "2", "--grad-accum", "4")
+    for view in ((), ("--frontier",)):
+        done = recommend(*common, *view, "--format", "json")
+        assert done.returncode == 0, done.stderr
+        rows = rows_of(done)
+        assert rows and {(r["pp"], r["pp_virtual_stages"]) for r in rows} == {(4, 2)}

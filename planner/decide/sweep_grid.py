@@ -171,9 +171,10 @@ def layout_grid(
 def pipeline_schedules(
     pps: tuple[int, ...], virtual_stages: tuple[int, ...], n_layers: float | None
 ) -> list[tuple[int, int]]:
-    """(PP, virtual stages) pairs: v = 1 for every depth; v > 1 where pp > 1 and the layers split into pp·v
-    chunks (`interleaving_fits`; without a shape the layer count is unknown, so plain 1F1B only)."""
-    pairs = [(pp, 1) for pp in pps]
+    """(PP, virtual stages) pairs: v = 1 for every depth when the space holds it; v > 1 where pp > 1 and the
+    layers split into pp·v chunks (`interleaving_fits`; without a shape the layer count is unknown, so plain
+    1F1B only). A space without v = 1 (the user fixed the virtual stages) gets no plain 1F1B rows."""
+    pairs = [(pp, 1) for pp in pps] if 1 in virtual_stages else []
     if n_layers is not None:
         more = sorted(set(virtual_stages) - {1})
         pairs += [(pp, v) for pp in pps for v in more if bool(interleaving_fits(n_layers, pp, v))]

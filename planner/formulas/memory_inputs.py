@@ -72,6 +72,8 @@ class MemoryInputs:
     optimizer_in_backward: FloatOrArray = 0.0  # each parameter is stepped as its gradient arrives (torchtune)
     overhead_bytes: FloatOrArray = DEFAULT_OVERHEAD_BYTES
     fragmentation_frac: FloatOrArray = DEFAULT_FRAGMENTATION_FRAC
+    # offload and paged optimizers (issue 14 item 5): share of a paged optimizer's states in host memory
+    page_optimizer: FloatOrArray = 0.0
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,12 @@ class MemoryBreakdown:
     peak_phase: FloatOrArray  # 0 forward/backward, 1 optimizer step
     pp_stage: FloatOrArray  # 0 first pipeline stage, 1 last
     host_offload_bytes: FloatOrArray  # moved to CPU memory (optimizer, parameters, activations)
+    # its parts, for the transfer times of `planner.formulas.offload`
+    host_optimizer_bytes: FloatOrArray = 0.0  # offloaded optimizer states and master copy
+    host_weights_bytes: FloatOrArray = 0.0
+    host_grads_bytes: FloatOrArray = 0.0
+    host_activations_bytes: FloatOrArray = 0.0
+    host_paged_bytes: FloatOrArray = 0.0  # a paged optimizer's states, moved out as VRAM ran short
 
     def as_dict(self) -> dict[str, FloatOrArray]:
         return {field.name: getattr(self, field.name) for field in fields(self)}

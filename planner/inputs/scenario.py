@@ -14,7 +14,7 @@ from planner.errors import PlannerError, check_name, numeric_range
 from planner.model.shape import ModelShape
 
 Method = Literal["full", "lora", "qlora"]
-Optimizer = Literal["adamw", "adamw_8bit", "sgd", "sgd_momentum", "adafactor"]
+Optimizer = Literal["adamw", "adamw_8bit", "paged_adamw_8bit", "sgd", "sgd_momentum", "adafactor"]
 Precision = Literal["bf16_mixed", "fp16_mixed", "bf16_pure", "fp8_mixed", "fp32"]
 # "selective" is Korthikanti et al.'s attention-score recompute (a no-op once flash attention keeps no scores);
 # "selective_op" is op-level selective checkpointing as torchtitan applies it by default.
@@ -133,6 +133,16 @@ class Scenario(BaseModel):
     idle_power_frac: float = Field(0.3, ge=0, le=1, description="draw at idle, share of TDP")
     host_overhead_frac: float = Field(0.3, ge=0, le=10, description="CPU, memory, NIC, share of GPU power")
     usd_per_kwh: float = Field(0.12, ge=0, le=100, description="electricity price for on-premises runs")
+
+    # --- offload and paged optimizers (issue 14 item 5) ---
+    # Read by the CPU optimizer step of optimizer offload (planner.formulas.offload). A DGX H100 / HGX H200
+    # host has two Xeon Platinum 8480C with eight DDR5-4800 channels each: 2 × 8 × 38.4 GB/s = 614.4 GB/s
+    # theoretical (4800 MT/s × 8 bytes per channel). A multi-threaded update that also computes (AdamW's
+    # square root and division, across both sockets' NUMA domains) sustains about half of that: 300 GB/s is
+    # that stated judgement, an input for anyone who measured their own host.
+    host_memory_gb_per_s: float = Field(
+        300.0, ge=1, le=100_000, description="host memory bandwidth per node for a CPU optimizer step, GB/s"
+    )
 
     @model_validator(mode="before")
     @classmethod

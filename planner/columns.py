@@ -254,6 +254,9 @@ def memory_inputs(c: Columns) -> MemoryInputs:
 def offload_step(c: Columns, host: MemoryBreakdown) -> offload.OffloadStep:
     """The offload model's view: one GPU's host transfers and CPU step, from what memory put on its host."""
     r, lay = c.recipe, c.layout
+    flags = (lay.offload_optimizer, lay.offload_params, lay.offload_activations, r.paged_optimizer)
+    if not any(np.any(np.asarray(flag) > 0) for flag in flags):  # nothing on the host: skip the per-row work
+        return offload.NO_OFFLOAD
     state_bytes = r.optimizer_bytes_per_param + r.master_bytes_per_param
     return offload.offload_step(
         host_optimizer_params=np.where(

@@ -212,6 +212,8 @@ def memory_with_paging(p: MemoryInputs, paged_optimizer, vram_bytes) -> MemoryBr
     (`planner.formulas.offload`) instead of being refused. Fixed-size terms (weights, activations) never page.
     """
     resident = memory_per_gpu(p)
+    if not np.any(np.asarray(paged_optimizer) > 0):  # the usual case: skip the per-row work
+        return resident
     states = np.asarray(resident.optimizer_bytes)
     short_bytes = (np.asarray(resident.peak_bytes) - vram_bytes) / (1.0 + p.fragmentation_frac)
     share = np.clip(short_bytes / np.maximum(states, 1.0), 0.0, 1.0) * (np.asarray(paged_optimizer) > 0)

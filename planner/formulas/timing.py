@@ -151,8 +151,9 @@ def run_time(
     preset_step = step_time_s(
         preset_compute, comm.pipelined_s, comm.data_parallel_s, bubble_frac, overlap_frac
     )
-    offload_s = exposed_offload_s(offload, preset_compute, overlap_frac)
-    preset_step = preset_step + offload_s
+    offloads = offload is not NO_OFFLOAD  # most plans (and most sweeps) put nothing on the host
+    offload_s = exposed_offload_s(offload, preset_compute, overlap_frac) if offloads else 0.0
+    preset_step = preset_step + offload_s if offloads else preset_step
     exposed = exposed_comm_s(comm.total_s, preset_compute, overlap_frac)
 
     step: Number = np.where(end_to_end, own_mfu_step, preset_step)
@@ -168,7 +169,7 @@ def run_time(
         useful_tokens_per_s=as_number(useful_tokens / wall),
         mfu=as_number(flops_utilisation(model_step, step, n_gpus, peak_flops_per_s)),
         hfu=as_number(flops_utilisation(hardware_step, step, n_gpus, peak_flops_per_s)),
-        offload_time_s=as_number(np.where(end_to_end, 0.0, offload_s) + 0.0 * step),
+        offload_time_s=as_number(np.where(end_to_end, 0.0, offload_s) + 0.0 * step) if offloads else 0.0,
     )
 
 

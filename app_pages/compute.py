@@ -77,6 +77,12 @@ with st.expander("Data, efficiency, network and storage", expanded=False):
             "published). Empty: checkpoint I/O is left out of the wall clock.",
         )
         number_entry("Checkpoints saved", "n_checkpoints")
+        number_entry(
+            "Host memory bandwidth per node (GB/s)",
+            "host_memory_gb_per_s",
+            help="What the CPU optimizer step of optimizer offload streams through, shared by the node's "
+            "GPUs. 300 GB/s is about half the theoretical rate of a two-socket DDR5-4800 server.",
+        )
 
 est, resolved = current_or_stop()
 context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
@@ -108,13 +114,18 @@ breakdown_table(
         ),
         (
             "Step time",
-            "compute + exposed communication, with the pipeline bubble",
+            "compute + exposed communication, with the pipeline bubble, + exposed offload",
             f"{est.step_time_s:,.3f} s",
         ),
         (
             "Communication per step",
             "gradient sync, ZeRO-3 gathers, tensor-parallel all-reduces",
             f"{est.comm_time_s:,.3f} s",
+        ),
+        (
+            "Offload per step",
+            "host transfers over PCIe and the CPU optimizer step that compute does not hide",
+            f"{est.offload_time_s:,.3f} s",
         ),
         (
             "Pipeline bubble",

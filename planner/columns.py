@@ -27,7 +27,8 @@ from typing import Any, Final, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from planner.formulas.memory_inputs import MemoryInputs
+from planner.formulas import offload
+from planner.formulas.memory_inputs import MemoryBreakdown, MemoryInputs
 
 Column = float | npt.NDArray[np.float64]
 
@@ -67,6 +68,8 @@ class RecipeColumns:
     frozen_other_bytes_per_param: Column  # frozen embedding, norms and head
     activation_bytes_per_element: Column  # one saved activation element
     state_bytes_per_param: Column  # the seed's shortcut: model states = this × n_params (NaN: the recipe)
+    # offload and paged optimizers (issue 14 item 5)
+    paged_optimizer: Column  # flag: optimizer states in unified memory, paged to the host as VRAM runs short
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,8 @@ class LayoutColumns:
     overlap_frac: Column  # share of data-parallel communication hidden behind compute
     # pipeline schedule (issue 14, item 2): model chunks per GPU, 1 = plain 1F1B, > 1 interleaved 1F1B
     n_virtual_stages: Column
+    # offload and paged optimizers (issue 14 item 5)
+    host_memory_gb_per_s: Column  # per node, what a CPU optimizer step streams through
 
 
 @dataclass(frozen=True)
@@ -246,4 +251,34 @@ def memory_inputs(c: Columns) -> MemoryInputs:
         overhead_bytes=lay.overhead_bytes,
         fragmentation_frac=lay.fragmentation_frac,
         n_virtual_stages=lay.n_virtual_stages,
+    )
+
+
+def offload_step(c: Columns, host: MemoryBreakdown) -> offload.OffloadStep:
+    """The offload model's view: one GPU's host transfers and CPU step, from what memory put on its host."""
+    r, lay = c.recipe, c.layout
+    flags = (lay.offload_optimizer, lay.offload_params, lay.offload_activations, r.paged_optimizer)
+    if not any(np.any(np.asarray(flag) > 0) for flag in flags):  # nothing on the host: skip the per-row work
+        return offload.NO_OFFLOAD
+    state_bytes = r.optimizer_bytes_per_param + r.master_bytes_per_param
+    return offload.offload_step(
+        host_optimizer_params=np.where(
+            state_bytes > 0, host.host_optimizer_bytes / np.maximum(state_bytes, 1e-30), 0.0
+        ),
+        host_weights_bytes=host.host_weights_bytes,
+        host_grads_bytes=host.host_grads_bytes,
+        host_activations_bytes=host.host_activations_bytes,
+        paged_bytes=host.host_paged_bytes,
+        activation_micro_batches_held=np.minimum(lay.n_micro_batches, lay.pp),
+        n_micro_batches=lay.n_micro_batches,
+        offload_params=lay.offload_params,
+        bytes_per_param={
+            "optimizer": r.optimizer_bytes_per_param,
+            "master": r.master_bytes_per_param,
+            "grad": r.grad_bytes_per_param,
+            "weight": r.weight_bytes_per_param,
+        },
+        gpus_on_host=np.minimum(lay.n_gpus, lay.n_gpus_per_node),
+        pcie_gb_per_s=c.gpu.pcie_gb_per_s,
+        host_memory_gb_per_s=lay.host_memory_gb_per_s,
     )

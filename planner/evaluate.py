@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from planner.columns import Columns, memory_inputs
+from planner.columns import Columns, memory_inputs, offload_step
 from planner.formulas import comm, compute, cost, energy, timing
-from planner.formulas.memory import MemoryInputs, max_micro_batch, memory_per_gpu
+from planner.formulas.memory import MemoryBreakdown, MemoryInputs, max_micro_batch, memory_with_paging
 from planner.formulas.model_states import stage_model_states
+from planner.formulas.offload import OffloadStep
 from planner.formulas.recipes import Method, Recompute
 from planner.formulas.units import SECONDS_PER_HOUR
 
@@ -102,6 +103,7 @@ def _run(
     step_comm: comm.StepComm,
     bubble: Any,
     utilisation_frac: Any,
+    host: OffloadStep,
 ) -> timing.RunTime:
     return timing.run_time(
         model_fpt,
@@ -116,12 +118,12 @@ def _run(
         step_comm,
         bubble,
         c.layout.overlap_frac,
+        host,
     )
 
 
-def _memory(c: Columns) -> Outputs:
+def _memory(c: Columns, breakdown: MemoryBreakdown) -> Outputs:
     inputs = memory_inputs(c)
-    breakdown = memory_per_gpu(inputs)
     state_total = _model_state_bytes_total(inputs)
     shaped = c.model.has_shape > 0
     nan = np.nan
@@ -188,9 +190,11 @@ def evaluate(c: Columns) -> Outputs:
     step_comm = _step_comm(c)
     bubble = comm.pipeline_bubble_frac(lay.pp, lay.n_micro_batches, lay.n_virtual_stages)
     g = c.gpu
-    typical = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, g.utilisation_frac)
-    slow = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, g.utilisation_frac_low)
-    fast = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, g.utilisation_frac_high)
+    breakdown = memory_with_paging(memory_inputs(c), c.recipe.paged_optimizer, g.vram_bytes)
+    host = offload_step(c, breakdown)
+    typical = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, g.utilisation_frac, host)
+    slow = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, g.utilisation_frac_low, host)
+    fast = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, g.utilisation_frac_high, host)
     io_s = _checkpoint_io_s(c)
     out: Outputs = {
         **_inputs_shown(c),
@@ -201,6 +205,7 @@ def evaluate(c: Columns) -> Outputs:
         "hardware_flops": compute.total_flops(hw_fpt, processed),
         "step_time_s": typical.step_time_s,
         "comm_time_s": typical.comm_time_s,
+        "offload_time_s": typical.offload_time_s,
         "bubble_frac": typical.bubble_frac,
         "tokens_per_s_per_gpu": typical.tokens_per_s_per_gpu,
         "mfu": typical.mfu,
@@ -216,7 +221,7 @@ def evaluate(c: Columns) -> Outputs:
     out["per_device_flops_per_s"] = typical.mfu * g.peak_flops_per_s
     out["cluster_flops_per_s"] = out["per_device_flops_per_s"] * lay.n_gpus
     out["tokens_per_s"] = w.training_tokens / out["wall_clock_s"]
-    out.update(_memory(c))
+    out.update(_memory(c, breakdown))
     out["fits_vram"] = fits_vram(
         out["peak_bytes"], out["model_state_bytes_total"], out["overhead_bytes"], lay.n_gpus, g.vram_bytes
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from planner.columns import EnergyColumns, LayoutColumns, ModelColumns, RecipeColumns, WorkloadColumns
-from planner.formulas.recipes import Method, Recompute, recipe_bytes_per_param
+from planner.formulas.recipes import PAGED_OPTIMIZERS, Method, Recompute, recipe_bytes_per_param
 from planner.formulas.units import GIB_BYTES
 from planner.inputs.scenario import Scenario
 from planner.model.architecture import (
@@ -80,6 +80,7 @@ def recipe_columns(s: Scenario) -> RecipeColumns:
         frozen_other_bytes_per_param=recipe["frozen_other_weights"],
         activation_bytes_per_element=recipe["activation_element"],
         state_bytes_per_param=np.nan if s.bytes_per_param is None else s.bytes_per_param,
+        paged_optimizer=float(s.optimizer in PAGED_OPTIMIZERS),
     )
 
 
@@ -109,6 +110,7 @@ def layout_columns(s: Scenario) -> LayoutColumns:
         inter_node_gb_per_s=s.inter_node_gb_per_s,
         overlap_frac=s.overlap_frac,
         n_virtual_stages=float(s.pp_virtual_stages),
+        host_memory_gb_per_s=s.host_memory_gb_per_s,
     )
 
 

@@ -31,6 +31,7 @@ FLAGS = {
     "offload_activations",
     "optimizer_in_backward",
     "dropout",
+    "paged_optimizer",  # issue 14 item 5
     "packing",
     "utilisation_is_end_to_end",
 }

@@ -75,7 +75,7 @@ def test_read_precision(text, expected):
     [
         ("AdamW", "adamw"),
         ("8-bit AdamW (optimizer_in_bwd)", "adamw_8bit"),
-        ("PagedAdamW8bit (bitsandbytes)", "adamw_8bit"),
+        ("PagedAdamW8bit (bitsandbytes)", "paged_adamw_8bit"),  # issue 14 item 5: paging is modelled
         ("SGD with momentum", "sgd_momentum"),
         ("Adafactor", "adafactor"),
     ],
@@ -169,7 +169,7 @@ def test_chunked_loss_read_from_notes_or_loss_column():
     [
         ({"measured_unit": "gb_upper_bound_per_gpu"}, "upper bound"),
         ({"notes": "no packing, Alpaca samples"}, "unpacked"),
-        ({"optimizer": "PagedAdamW8bit"}, "paged"),
+        ({"optimizer": "paged AdamW (32-bit paged optimizer)"}, "32-bit paged"),  # 8-bit paged is modelled
         ({"hidden": ""}, "hidden"),
         ({"active_params_b": "1.2"}, "mixture-of-experts"),
         ({"dp": "", "n_gpus": "6", "tp": "4"}, "inconsistent configuration"),

@@ -140,10 +140,8 @@ def _skip_reason(row: dict[str, str], unit: str) -> str | None:
         return "unpacked batches padded to their longest sample: seq_len is only the maximum length"
     if words.number(row, "active_params_b") not in (None, words.number(row, "params_b")):
         return "mixture-of-experts row: the expert layout is not in the case columns"
-    if unit in MEMORY_UNITS and "paged" in optimizer:
-        return "paged optimizer state lives in unified memory and moves to the host as VRAM runs short"
-    if unit in TIME_UNITS and "offload" in row["zero_stage_or_fsdp"].lower():
-        return "parameters and optimizer offloaded to the CPU: host transfers bound the step (not modelled)"
+    if unit in MEMORY_UNITS and "paged" in optimizer and "8bit" not in optimizer.replace("-", ""):
+        return "32-bit paged optimizer: only the 8-bit paged AdamW is modelled"
     if unit in TIME_UNITS and not row["seq_len"]:
         return "sequence length not stated: a throughput or time cannot be predicted without it"
     if unit in RUN_LENGTH_UNITS and not row["n_tokens_b"]:

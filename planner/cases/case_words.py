@@ -44,8 +44,8 @@ def read_precision(cell: str) -> str | None:
 
 def read_optimizer(cell: str) -> str:
     low = cell.lower().replace("-", "")
-    if "8bit" in low:
-        return "adamw_8bit"
+    if "8bit" in low:  # bitsandbytes' PagedAdamW8bit pages its states to the host as VRAM runs short
+        return "paged_adamw_8bit" if "paged" in low else "adamw_8bit"
     if "adafactor" in low:
         return "adafactor"
     if "sgd" in low:

@@ -78,7 +78,7 @@ def _fixed_fields(args: argparse.Namespace) -> set[str]:
         return isinstance(value, str) and value.strip().lower() == ANY
 
     fixed: set[str] = set()
-    kept_pairs = []
+    kept_pairs: list[str] = []
 
     def without(pairs: list[str], key: str) -> list[str]:
         return [pair for pair in pairs if pair.partition("=")[0].strip() != key]

@@ -47,7 +47,8 @@ def _optimizer(s: Scenario, gaps: Gaps) -> dict[str, Any]:
     if s.optimizer not in OPTIMIZERS:
         gaps.drop(
             "Optimizer 8-bit AdamW: DeepSpeed has no 8-bit AdamW of its own; the config names no optimizer, "
-            "so pass bitsandbytes' AdamW8bit to deepspeed.initialize(optimizer=...) yourself."
+            "so pass bitsandbytes' AdamW8bit (PagedAdamW8bit for the paged one) to "
+            "deepspeed.initialize(optimizer=...) yourself."
         )
         return {}
     return {"optimizer": OPTIMIZERS[s.optimizer]}

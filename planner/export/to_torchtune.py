@@ -20,6 +20,7 @@ OPTIMIZERS = {
     "adamw": "torch.optim.AdamW",
     # bitsandbytes' paged 8-bit AdamW, as torchtune's single-device full configs name it
     "adamw_8bit": "bitsandbytes.optim.PagedAdamW8bit",
+    "paged_adamw_8bit": "bitsandbytes.optim.PagedAdamW8bit",
     "sgd": "torch.optim.SGD",
     "sgd_momentum": "torch.optim.SGD",
     "adafactor": "torch.optim.Adafactor",  # PyTorch 2.5 and later

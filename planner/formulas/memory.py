@@ -45,6 +45,7 @@ __all__ = [
     "MemoryInputs",
     "max_micro_batch",
     "memory_per_gpu",
+    "memory_with_paging",
     "model_state_bytes",
     "stage_activations",
     "zero_shard_degree",
@@ -115,18 +116,26 @@ def _stage_terms(p: MemoryInputs, first_stage: bool, shared: dict) -> dict[str, 
     states = stage_model_states(p, has_embedding, has_head, shared["layer"], shared["factors"])
     acts = stage_activations(p, first_stage, has_head, shared["activations"])
     offload_opt, offload_par = np.asarray(p.offload_optimizer) > 0, np.asarray(p.offload_params) > 0
-    host = select(offload_opt, states["optimizer"] + states["master"], 0.0)
-    host = host + select(offload_par, states["weights"] + states["grads"], 0.0) + acts["activations_host"]
+    # the share of a paged optimizer's states (never the master copy) evicted to the host
+    paged = select(offload_opt, 0.0, p.page_optimizer)
+    parts = {
+        "host_optimizer": select(offload_opt, states["optimizer"] + states["master"], 0.0),
+        "host_weights": select(offload_par, states["weights"], 0.0),
+        "host_grads": select(offload_par, states["grads"], 0.0),
+        "host_activations": acts["activations_host"],
+        "host_paged": paged * states["optimizer"],
+    }
     return {
         "weights": select(offload_par, 0.0, states["weights"]),
         "grads": select(offload_par, 0.0, states["grads"]),
-        "optimizer": select(offload_opt, 0.0, states["optimizer"]),
+        "optimizer": select(offload_opt, 0.0, (1.0 - paged) * states["optimizer"]),
         "master": select(offload_opt, 0.0, states["master"]),
         "prefetch": states["prefetch"],
         "step_temp": select(offload_opt, 0.0, states["step_temp"]),
         "activations": acts["activations"],
         "logits": acts["logits"],
-        "host": host,
+        "host": sum(parts.values()),
+        **parts,
     }
 
 
@@ -185,7 +194,32 @@ def memory_per_gpu(p: MemoryInputs) -> MemoryBreakdown:
         peak_phase=np.broadcast_to(phase, shape).astype(float),
         pp_stage=np.broadcast_to(is_last, shape).astype(float),
         host_offload_bytes=terms["host"],
+        host_optimizer_bytes=terms["host_optimizer"],
+        host_weights_bytes=terms["host_weights"],
+        host_grads_bytes=terms["host_grads"],
+        host_activations_bytes=terms["host_activations"],
+        host_paged_bytes=terms["host_paged"],
     )
+
+
+def memory_with_paging(p: MemoryInputs, paged_optimizer, vram_bytes) -> MemoryBreakdown:
+    """`memory_per_gpu`, with as much of a paged optimizer's states on the host as the GPU runs short by.
+
+    bitsandbytes' paged optimizers keep their states in CUDA unified memory: pages stay on the GPU while it
+    has room and are evicted to the host when it does not (bitsandbytes docs, "Paged optimizers"). So a plan
+    that would not fit with its states on the GPU is evaluated with the shortfall, (peak − VRAM) in allocated
+    bytes (÷ (1 + fragmentation)), up to all of the states, on the host, and pays the paging traffic
+    (`planner.formulas.offload`) instead of being refused. Fixed-size terms (weights, activations) never page.
+    """
+    resident = memory_per_gpu(p)
+    if not np.any(np.asarray(paged_optimizer) > 0):  # the usual case: skip the per-row work
+        return resident
+    states = np.asarray(resident.optimizer_bytes)
+    short_bytes = (np.asarray(resident.peak_bytes) - vram_bytes) / (1.0 + p.fragmentation_frac)
+    share = np.clip(short_bytes / np.maximum(states, 1.0), 0.0, 1.0) * (np.asarray(paged_optimizer) > 0)
+    if not np.any(share > 0):
+        return resident
+    return memory_per_gpu(replace(p, page_optimizer=share))
 
 
 def max_micro_batch(p: MemoryInputs, vram_bytes) -> FloatOrArray:

@@ -74,6 +74,8 @@ class MemoryInputs:
     fragmentation_frac: FloatOrArray = DEFAULT_FRAGMENTATION_FRAC
     # pipeline schedule (issue 14, item 2): model chunks per GPU; 1 = plain 1F1B
     n_virtual_stages: FloatOrArray = 1.0
+    # offload and paged optimizers (issue 14 item 5): share of a paged optimizer's states in host memory
+    page_optimizer: FloatOrArray = 0.0
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,12 @@ class MemoryBreakdown:
     peak_phase: FloatOrArray  # 0 forward/backward, 1 optimizer step
     pp_stage: FloatOrArray  # 0 first pipeline stage, 1 last
     host_offload_bytes: FloatOrArray  # moved to CPU memory (optimizer, parameters, activations)
+    # its parts, for the transfer times of `planner.formulas.offload`
+    host_optimizer_bytes: FloatOrArray = 0.0  # offloaded optimizer states and master copy
+    host_weights_bytes: FloatOrArray = 0.0
+    host_grads_bytes: FloatOrArray = 0.0
+    host_activations_bytes: FloatOrArray = 0.0
+    host_paged_bytes: FloatOrArray = 0.0  # a paged optimizer's states, moved out as VRAM ran short
 
     def as_dict(self) -> dict[str, FloatOrArray]:
         return {field.name: getattr(self, field.name) for field in fields(self)}

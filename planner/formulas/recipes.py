@@ -23,6 +23,8 @@ Optimizer states per trainable parameter, in units of the state element above:
 - AdamW: first and second moment, 2 states (Loshchilov & Hutter 2019).
 - 8-bit AdamW: 2 one-byte states plus one fp32 absmax per 2048-value block per state (Dettmers et al. 2022,
   "8-bit Optimizers via Block-wise Quantization", §2: block size 2048), independent of the precision.
+  Paged 8-bit AdamW (bitsandbytes PagedAdamW8bit, HF `optim="paged_adamw_8bit"`) holds the same states in
+  unified memory, which moves them to the host when the GPU runs short (`PAGED_OPTIMIZERS`).
 - SGD: none. SGD with momentum: 1 state.
 - Adafactor (Shazeer & Stern 2018, the HF default `beta1=None`): no first moment; the second moment of an
   r×c matrix is factored into r + c fp32 numbers, 4·(r + c)/(r·c) bytes per parameter. We charge the value for
@@ -107,9 +109,16 @@ _OPTIMIZER_STATES: Final = {
     "sgd": 0.0,
     "sgd_momentum": 1.0,
     "adamw_8bit": None,
+    "paged_adamw_8bit": None,
     "adafactor": None,
 }
-_OPTIMIZER_FIXED_BYTES: Final = {"adamw_8bit": ADAMW_8BIT_BYTES, "adafactor": ADAFACTOR_BYTES}
+_OPTIMIZER_FIXED_BYTES: Final = {
+    "adamw_8bit": ADAMW_8BIT_BYTES,
+    "paged_adamw_8bit": ADAMW_8BIT_BYTES,
+    "adafactor": ADAFACTOR_BYTES,
+}
+# optimizers whose states live in CUDA unified memory and page to the host as VRAM runs short
+PAGED_OPTIMIZERS: Final = frozenset({"paged_adamw_8bit"})
 
 # QLoRA NF4 storage (Dettmers et al. 2023 §2, "Double Quantization"): 4 bits per weight plus the block
 # constants. Plain: one fp32 absmax per 64 weights = 32/64 = 0.5 bit/param. Double quantisation: the absmax

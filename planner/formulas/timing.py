@@ -26,6 +26,7 @@ import numpy as np
 
 from planner.formulas.comm import BYTES_PER_GB, StepComm, effective_pcie_gb_per_s, exposed_comm_s
 from planner.formulas.compute import Number, as_number, flops_utilisation
+from planner.formulas.offload import NO_OFFLOAD, OffloadStep, exposed_offload_s
 
 
 def compute_time_s(
@@ -119,6 +120,7 @@ class RunTime:
     useful_tokens_per_s: Number  # whole cluster, dataset tokens only (the seed's "training throughput")
     mfu: Number  # achieved, end to end
     hfu: Number
+    offload_time_s: Number = 0.0  # per step, exposed host transfers and CPU optimizer step (preset mode only)
 
 
 def run_time(
@@ -134,10 +136,13 @@ def run_time(
     comm: StepComm,
     bubble_frac: Number,
     overlap_frac: Number,
+    offload: OffloadStep = NO_OFFLOAD,
 ) -> RunTime:
     """Step time, wall clock and throughput for both utilisation modes (see the module docstring).
 
-    FLOPs per token are per processed token; `batch_tokens` is the global batch in tokens.
+    FLOPs per token are per processed token; `batch_tokens` is the global batch in tokens. The exposed
+    offload time (`planner.formulas.offload`) is added to the preset's step, after the pipeline schedule: like
+    the data-parallel sync it is paid once per step; your own end-to-end MFU already holds it.
     """
     model_step = model_flops_per_token * batch_tokens
     hardware_step = hardware_flops_per_token * batch_tokens
@@ -146,6 +151,9 @@ def run_time(
     preset_step = step_time_s(
         preset_compute, comm.pipelined_s, comm.data_parallel_s, bubble_frac, overlap_frac
     )
+    offloads = offload is not NO_OFFLOAD  # most plans (and most sweeps) put nothing on the host
+    offload_s = exposed_offload_s(offload, preset_compute, overlap_frac) if offloads else 0.0
+    preset_step = preset_step + offload_s if offloads else preset_step
     exposed = exposed_comm_s(comm.total_s, preset_compute, overlap_frac)
 
     step: Number = np.where(end_to_end, own_mfu_step, preset_step)
@@ -161,6 +169,7 @@ def run_time(
         useful_tokens_per_s=as_number(useful_tokens / wall),
         mfu=as_number(flops_utilisation(model_step, step, n_gpus, peak_flops_per_s)),
         hfu=as_number(flops_utilisation(hardware_step, step, n_gpus, peak_flops_per_s)),
+        offload_time_s=as_number(np.where(end_to_end, 0.0, offload_s) + 0.0 * step) if offloads else 0.0,
     )
 
 

@@ -15,7 +15,7 @@ from planner.model.layer_split import check_layer_split
 from planner.model.shape import ModelShape
 
 Method = Literal["full", "lora", "qlora"]
-Optimizer = Literal["adamw", "adamw_8bit", "sgd", "sgd_momentum", "adafactor"]
+Optimizer = Literal["adamw", "adamw_8bit", "paged_adamw_8bit", "sgd", "sgd_momentum", "adafactor"]
 Precision = Literal["bf16_mixed", "fp16_mixed", "bf16_pure", "fp8_mixed", "fp32"]
 # "selective" is Korthikanti et al.'s attention-score recompute (a no-op once flash attention keeps no scores);
 # "selective_op" is op-level selective checkpointing as torchtitan applies it by default.
@@ -140,6 +140,15 @@ class Scenario(BaseModel):
     # 128: no published run interleaves more finely (NeMo's Llama 2 70B recipe: 20), and layers / (pp·v) >= 1.
     pp_virtual_stages: int = Field(
         1, ge=1, le=128, description="virtual pipeline stages per GPU (interleaved 1F1B); 1 = plain 1F1B"
+    )
+    # --- offload and paged optimizers (issue 14 item 5) ---
+    # Read by the CPU optimizer step of optimizer offload (planner.formulas.offload). A DGX H100 / HGX H200
+    # host has two Xeon Platinum 8480C with eight DDR5-4800 channels each: 2 × 8 × 38.4 GB/s = 614.4 GB/s
+    # theoretical (4800 MT/s × 8 bytes per channel). A multi-threaded update that also computes (AdamW's
+    # square root and division, across both sockets' NUMA domains) sustains about half of that: 300 GB/s is
+    # that stated judgement, an input for anyone who measured their own host.
+    host_memory_gb_per_s: float = Field(
+        300.0, ge=1, le=100_000, description="host memory bandwidth per node for a CPU optimizer step, GB/s"
     )
 
     @model_validator(mode="before")

@@ -116,6 +116,11 @@ breakdown_table(
             "gradient sync, ZeRO-3 gathers, tensor-parallel all-reduces",
             f"{est.comm_time_s:,.3f} s",
         ),
+        (
+            "LoRA/QLoRA memory-bound work per step",
+            "4-bit weights dequantised each pass, adapters' thin matmuls; inside the step time",
+            f"{est.adapter_memory_time_s:,.3f} s",
+        ),
         ("Pipeline bubble", "(p − 1) ÷ (micro-batches + p − 1)", f"{est.bubble_frac:.1%}"),
         ("Checkpoint I/O", "load once + save each checkpoint", fmt.hours(est.checkpoint_io_h)),
         (

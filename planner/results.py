@@ -53,6 +53,7 @@ class Estimate(BaseModel):
     peak_tflops: float
     step_time_s: float
     comm_time_s: float
+    adapter_memory_time_s: float
     bubble_frac: float
     tokens_per_s_per_gpu: float
     wall_clock_h_low: float
@@ -163,6 +164,7 @@ OUTPUTS: Final = (
         "s",
         ("step_time_s", "Step time (s)", "step_time_s"),
         ("comm_time_s", "Communication per step (s)", "comm_time_s"),
+        ("adapter_memory_time_s", "LoRA/QLoRA memory-bound time per step (s)", "adapter_memory_time_s"),
     ),
     *_rows(
         "h",

@@ -134,15 +134,21 @@ def run_time(
     comm: StepComm,
     bubble_frac: Number,
     overlap_frac: Number,
+    memory_bound_s: Number = 0.0,
 ) -> RunTime:
     """Step time, wall clock and throughput for both utilisation modes (see the module docstring).
 
-    FLOPs per token are per processed token; `batch_tokens` is the global batch in tokens.
+    FLOPs per token are per processed token; `batch_tokens` is the global batch in tokens. `memory_bound_s`:
+    per-step GPU work that runs at memory bandwidth rather than the tensor-core rate (LoRA/QLoRA,
+    `planner.formulas.adapter_time`); it joins the compute of a preset, while your own end-to-end MFU already
+    holds it.
     """
     model_step = model_flops_per_token * batch_tokens
     hardware_step = hardware_flops_per_token * batch_tokens
     own_mfu_step = compute_time_s(model_step, n_gpus, peak_flops_per_s, utilisation_frac)
-    preset_compute = compute_time_s(hardware_step, n_gpus, peak_flops_per_s, utilisation_frac)
+    preset_compute = (
+        compute_time_s(hardware_step, n_gpus, peak_flops_per_s, utilisation_frac) + memory_bound_s
+    )
     preset_step = step_time_s(
         preset_compute, comm.pipelined_s, comm.data_parallel_s, bubble_frac, overlap_frac
     )

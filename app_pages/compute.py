@@ -128,6 +128,11 @@ breakdown_table(
             f"{est.offload_time_s:,.3f} s",
         ),
         (
+            "LoRA/QLoRA memory-bound work per step",
+            "4-bit weights dequantised each pass, adapters' thin matmuls; inside the step time",
+            f"{est.adapter_memory_time_s:,.3f} s",
+        ),
+        (
             "Pipeline bubble",
             "(p − 1) ÷ (virtual stages × micro-batches + p − 1)",
             f"{est.bubble_frac:.1%}",

@@ -91,6 +91,12 @@ def time() -> None:
   §3.2), context parallelism passes keys and values around a ring (Liu et al. 2023), pipelines pass one
   activation per micro-batch. A group inside one node runs at the GPU's link (NVLink, else PCIe at 88 % of
   its rated speed), a group across nodes at the network bandwidth per GPU.
+- **LoRA and QLoRA also pay memory-bound work** that a FLOP count misses, added to the compute: QLoRA
+  dequantises every 4-bit weight of the layers into a 16-bit copy in each forward and backward pass (and the
+  recomputed forward), reading the NF4 value with its constants and writing 2 bytes; each adapter reads its
+  input, writes its output and passes gradients back, about 3.5 × (d_in + d_out) elements per token
+  (1.5 forward, 2 backward). Both run at 80 % of the GPU's memory bandwidth (what coalesced streaming kernels
+  reach). The Compute page shows the share per step.
 - **Pipeline bubble** = (stages − 1) ÷ (interleaving × micro-batches + stages − 1) of each step
   (Narayanan et al. 2021, §2.2).
 - **Wall clock** = steps × step time, plus checkpoint I/O when a storage speed is given: one load of the

@@ -45,6 +45,7 @@ class ModelColumns:
     n_matmul_params: Column  # weights of every matmul a token runs through, the output head included
     n_layer_matmul_params: Column  # the same inside the transformer layers only (what recompute repeats)
     n_adapter_params: Column  # trainable LoRA parameters (0 for full training, and without a shape)
+    n_adapter_io_elements: Column  # Σ (d_in + d_out) over the adapted matrices: n_adapter_params / rank
     n_layers: Column
     hidden_size: Column
     n_heads: Column
@@ -128,6 +129,7 @@ class GpuColumns:
     tdp_w: Column
     intra_node_gb_per_s: Column
     pcie_gb_per_s: Column
+    memory_gb_per_s: Column  # the datasheet's GPU memory (HBM/GDDR) bandwidth
     utilisation_is_end_to_end: Column  # flag: the user's own MFU, which already holds comm and bubbles
     utilisation_frac: Column  # the chosen band's MFU (or the user's)
     utilisation_frac_low: Column

@@ -21,6 +21,7 @@ from planner.formulas.model_states import stage_model_states
 from planner.formulas.offload import OffloadStep
 from planner.formulas.recipes import Method, Recompute
 from planner.formulas.units import SECONDS_PER_HOUR
+from planner.step_parts import adapter_memory_time_s, checkpoint_io_s
 
 Outputs = dict[str, Any]
 
@@ -104,6 +105,7 @@ def _run(
     bubble: Any,
     utilisation_frac: Any,
     host: OffloadStep,
+    memory_bound_s: Any,
 ) -> timing.RunTime:
     return timing.run_time(
         model_fpt,
@@ -119,6 +121,7 @@ def _run(
         bubble,
         c.layout.overlap_frac,
         host,
+        memory_bound_s,
     )
 
 
@@ -189,13 +192,14 @@ def evaluate(c: Columns) -> Outputs:
     model_fpt, hw_fpt = flops_per_token(c)
     step_comm = _step_comm(c)
     bubble = comm.pipeline_bubble_frac(lay.pp, lay.n_micro_batches, lay.n_virtual_stages)
-    g = c.gpu
+    g, adapter_s = c.gpu, adapter_memory_time_s(c)
     breakdown = memory_with_paging(memory_inputs(c), c.recipe.paged_optimizer, g.vram_bytes)
     host = offload_step(c, breakdown)
-    typical = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, g.utilisation_frac, host)
-    slow = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, g.utilisation_frac_low, host)
-    fast = _run(c, model_fpt, hw_fpt, processed, batch, step_comm, bubble, g.utilisation_frac_high, host)
-    io_s = _checkpoint_io_s(c)
+    common = (c, model_fpt, hw_fpt, processed, batch, step_comm, bubble)
+    typical = _run(*common, g.utilisation_frac, host, adapter_s)
+    slow = _run(*common, g.utilisation_frac_low, host, adapter_s)
+    fast = _run(*common, g.utilisation_frac_high, host, adapter_s)
+    io_s = checkpoint_io_s(c)
     out: Outputs = {
         **_inputs_shown(c),
         "processed_tokens": processed,
@@ -206,6 +210,7 @@ def evaluate(c: Columns) -> Outputs:
         "step_time_s": typical.step_time_s,
         "comm_time_s": typical.comm_time_s,
         "offload_time_s": typical.offload_time_s,
+        "adapter_memory_time_s": np.where(g.utilisation_is_end_to_end, 0.0, adapter_s),
         "bubble_frac": typical.bubble_frac,
         "tokens_per_s_per_gpu": typical.tokens_per_s_per_gpu,
         "mfu": typical.mfu,
@@ -239,25 +244,6 @@ def fits_vram(
     """
     judged = np.where(np.isnan(peak_bytes), state_bytes_total / n_gpus + overhead_bytes, peak_bytes)
     return np.where(np.isnan(judged), np.nan, (judged <= vram_bytes).astype(float))
-
-
-def _checkpoint_io_s(c: Columns) -> Any:
-    """Model load once plus every checkpoint save; 0 when no storage bandwidth is given (NaN)."""
-    m, r, w = c.model, c.recipe, c.workload
-    frozen = r.method != Method.FULL
-    weights = m.n_params * np.where(frozen, r.frozen_weight_bytes_per_param, r.weight_bytes_per_param)
-    trainable = np.where(frozen, m.n_adapter_params, m.n_params)
-    saved_weights = np.where(frozen, m.n_adapter_params, m.n_params)
-    each = timing.checkpoint_bytes(
-        saved_weights,
-        r.weight_bytes_per_param,
-        trainable,
-        r.master_bytes_per_param + r.optimizer_bytes_per_param,
-    )
-    storage = np.nan_to_num(w.storage_gb_per_s, nan=1.0)
-    load = timing.checkpoint_load_time_s(weights, storage, c.gpu.pcie_gb_per_s)
-    save = timing.checkpoint_save_time_s(each, storage, w.n_checkpoints)
-    return np.where(np.isfinite(w.storage_gb_per_s), load + save, 0.0)
 
 
 def _money_and_energy(c: Columns, out: Outputs) -> Outputs:

@@ -127,6 +127,7 @@ def gpu_columns(
         tdp_w=float(gpu["tdp_w"]),
         intra_node_gb_per_s=float(gpu["intra_node_gb_per_s"] or 0.0),
         pcie_gb_per_s=float(gpu["pcie_gb_per_s"] or DEFAULT_PCIE_GB_PER_S),
+        memory_gb_per_s=float(gpu["memory_bw_tb_per_s"]) * 1e3,  # TB/s -> GB/s
         utilisation_is_end_to_end=float(s.mfu is not None),
         utilisation_frac=mfu,
         utilisation_frac_low=mfu_low,

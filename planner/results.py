@@ -54,6 +54,7 @@ class Estimate(BaseModel):
     step_time_s: float
     comm_time_s: float
     offload_time_s: float  # exposed host transfers + CPU optimizer step per step (issue 14 item 5)
+    adapter_memory_time_s: float
     bubble_frac: float
     tokens_per_s_per_gpu: float
     wall_clock_h_low: float
@@ -165,6 +166,7 @@ OUTPUTS: Final = (
         ("step_time_s", "Step time (s)", "step_time_s"),
         ("comm_time_s", "Communication per step (s)", "comm_time_s"),
         ("offload_time_s", "Offload per step (s)", "offload_time_s"),
+        ("adapter_memory_time_s", "LoRA/QLoRA memory-bound time per step (s)", "adapter_memory_time_s"),
     ),
     *_rows(
         "h",

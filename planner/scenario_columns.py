@@ -36,6 +36,7 @@ def model_columns(s: Scenario, shape: ModelShape | None) -> tuple[ModelColumns, 
             n_matmul_params=n,
             n_layer_matmul_params=n,
             n_adapter_params=0.0,
+            n_adapter_io_elements=0.0,
             **dict.fromkeys(("n_layers", "hidden_size", "n_heads", "n_kv_heads", "head_dim"), 1.0),
             ffn_hidden_size=1.0,
             n_mlp_matrices=2.0,
@@ -48,6 +49,7 @@ def model_columns(s: Scenario, shape: ModelShape | None) -> tuple[ModelColumns, 
     ffn_active = (
         (shape.n_experts_active + shape.n_shared_experts) * expert_ffn if shape.is_moe else shape.ffn_hidden
     )
+    n_adapter_params = float(lora_adapter_params(shape, s.lora_rank, s.lora_targets))
     return ModelColumns(
         has_shape=1.0,
         n_params=float(counts.total),
@@ -56,7 +58,8 @@ def model_columns(s: Scenario, shape: ModelShape | None) -> tuple[ModelColumns, 
         n_head_params=float(counts.head),
         n_matmul_params=layer_matmul + shape.vocab_size * shape.hidden_size,
         n_layer_matmul_params=layer_matmul,
-        n_adapter_params=float(lora_adapter_params(shape, s.lora_rank, s.lora_targets)),
+        n_adapter_params=n_adapter_params,
+        n_adapter_io_elements=n_adapter_params / s.lora_rank,  # rank·(d_in + d_out) per adapted matrix
         n_layers=float(shape.n_layers),
         hidden_size=float(shape.hidden_size),
         n_heads=float(shape.n_heads),

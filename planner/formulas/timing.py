@@ -137,17 +137,22 @@ def run_time(
     bubble_frac: Number,
     overlap_frac: Number,
     offload: OffloadStep = NO_OFFLOAD,
+    memory_bound_s: Number = 0.0,
 ) -> RunTime:
     """Step time, wall clock and throughput for both utilisation modes (see the module docstring).
 
     FLOPs per token are per processed token; `batch_tokens` is the global batch in tokens. The exposed
     offload time (`planner.formulas.offload`) is added to the preset's step, after the pipeline schedule: like
-    the data-parallel sync it is paid once per step; your own end-to-end MFU already holds it.
+    the data-parallel sync it is paid once per step. `memory_bound_s`: per-step GPU work that runs at memory
+    bandwidth rather than the tensor-core rate (LoRA/QLoRA, `planner.formulas.adapter_time`); it joins the
+    preset's compute. Your own end-to-end MFU already holds both.
     """
     model_step = model_flops_per_token * batch_tokens
     hardware_step = hardware_flops_per_token * batch_tokens
     own_mfu_step = compute_time_s(model_step, n_gpus, peak_flops_per_s, utilisation_frac)
-    preset_compute = compute_time_s(hardware_step, n_gpus, peak_flops_per_s, utilisation_frac)
+    preset_compute = (
+        compute_time_s(hardware_step, n_gpus, peak_flops_per_s, utilisation_frac) + memory_bound_s
+    )
     preset_step = step_time_s(
         preset_compute, comm.pipelined_s, comm.data_parallel_s, bubble_frac, overlap_frac
     )

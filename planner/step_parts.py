@@ -1,0 +1,57 @@
+"""Time the FLOP count and the communication model miss, composed from `Columns`: LoRA/QLoRA memory-bound
+work per step, and checkpoint I/O per run.
+
+`planner.evaluate` adds them to the step; the formulas themselves live in `planner.formulas` (here:
+`planner.formulas.adapter_time`, `planner.formulas.timing`), this module only says which columns feed them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from planner.columns import Columns
+from planner.formulas import adapter_time, timing
+from planner.formulas.comm import BYTES_PER_GB
+from planner.formulas.recipes import Method, Recompute
+
+
+def adapter_memory_time_s(c: Columns) -> Any:
+    """Per optimizer step and GPU: LoRA/QLoRA work bound by memory bandwidth (`planner.formulas.adapter_time`).
+
+    Each GPU holds 1/(tp·pp) of the layers and sees its replica's tokens over the context-parallel ranks.
+    """
+    m, lay, r = c.model, c.layout, c.recipe
+    shards, full_recompute = lay.tp * lay.pp, lay.recompute == Recompute.FULL
+    tokens = lay.micro_batch_seqs * c.workload.seq_len_tokens * lay.n_micro_batches / lay.cp
+    layer_weights = (m.n_params - m.n_embedding_params - m.n_head_params) * m.has_shape / shards
+    dequant = adapter_time.dequant_step_bytes(
+        layer_weights, r.frozen_weight_bytes_per_param, full_recompute, lay.n_micro_batches
+    )
+    adapters = adapter_time.adapter_step_bytes(
+        m.n_adapter_io_elements / shards, r.activation_bytes_per_element, full_recompute, tokens
+    )
+    step_bytes = np.where(r.method == Method.QLORA, dequant, 0.0) + np.where(
+        r.method != Method.FULL, adapters, 0.0
+    )
+    return adapter_time.memory_bound_time_s(step_bytes, c.gpu.memory_gb_per_s * BYTES_PER_GB)
+
+
+def checkpoint_io_s(c: Columns) -> Any:
+    """Model load once plus every checkpoint save; 0 when no storage bandwidth is given (NaN)."""
+    m, r, w = c.model, c.recipe, c.workload
+    frozen = r.method != Method.FULL
+    weights = m.n_params * np.where(frozen, r.frozen_weight_bytes_per_param, r.weight_bytes_per_param)
+    trainable = np.where(frozen, m.n_adapter_params, m.n_params)
+    saved_weights = np.where(frozen, m.n_adapter_params, m.n_params)
+    each = timing.checkpoint_bytes(
+        saved_weights,
+        r.weight_bytes_per_param,
+        trainable,
+        r.master_bytes_per_param + r.optimizer_bytes_per_param,
+    )
+    storage = np.nan_to_num(w.storage_gb_per_s, nan=1.0)
+    load = timing.checkpoint_load_time_s(weights, storage, c.gpu.pcie_gb_per_s)
+    save = timing.checkpoint_save_time_s(each, storage, w.n_checkpoints)
+    return np.where(np.isfinite(w.storage_gb_per_s), load + save, 0.0)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.catalogue.catalog import Catalogs
+from planner.catalogue.catalog import Catalogs, precision_problem
 from planner.decide.sweep_grid import LayoutGrid, SearchSpace, layout_grid
 from planner.decide.sweep_rank import (
     Kept,
@@ -96,11 +96,11 @@ def _resolve_gpus(
     canonical = [str(cats.gpu(n)["name"]) for n in names]
     resolved, skipped = [], {}
     for name in dict.fromkeys(canonical):
-        one = resolve(_on_gpu(base, name, base_name), cats)
-        if np.isnan(one.columns.gpu.peak_flops_per_s):
-            skipped[name] = f"no peak rate for {base.precision} in the catalogue"
+        refused = precision_problem(cats.gpu(name), base.precision)
+        if refused is not None:  # the one rule of planner.catalogue.precisions, said as resolve says it
+            skipped[name] = f"{refused.problem}; it runs {refused.allowed}"
             continue
-        resolved.append(one)
+        resolved.append(resolve(_on_gpu(base, name, base_name), cats))
     return resolved, skipped
 
 
@@ -159,10 +159,13 @@ def search(
     top = result_frame(resolved, grid, kept, order)
     frontier_frame = result_frame(resolved, grid, kept, frontier)
     notes = [] if shaped else [NO_SHAPE_NOTE]
+    reason = explain(top, frontier_frame, kept, constraints)
+    if not resolved and skipped:  # every GPU was left out: say why instead of "nothing fits"
+        reason = f"No GPU searched can run this plan: {'; '.join(skipped.values())}."
     return SearchResult(
         top=top,
         frontier=frontier_frame,
-        reason=explain(top, frontier_frame, kept, constraints),
+        reason=reason,
         constraints=constraints,
         gpus=gpus,
         skipped_gpus=skipped,

@@ -135,8 +135,9 @@ assumptions(
         "Fewest GPUs that fit: the smallest count, among powers of two and whole nodes (every node count up to 32 "
         "nodes, then steps of at most 12.5 %, up to 4,096 GPUs), at which the peak memory per GPU fits; gradient "
         "accumulation shrinks as GPUs are added so the global batch stays the same.",
-        "A chip that lists no peak rate at this precision has no time, cost or energy ('no rate'); one without a "
-        "catalogue price has no cost ('no price').",
+        "A chip that lists no peak rate at this precision cannot run it (no FP8 tensor cores on an A100, no BF16 "
+        "on a V100), so it has no time, cost or energy ('no rate: cannot run ...'); one without a catalogue "
+        "price has no cost ('no price').",
         "The Pareto frontier counts only GPUs that fit at the current GPU count; lower is better on both axes.",
     ]
 )

@@ -62,8 +62,9 @@ def flops() -> None:
   attention core (Korthikanti et al. 2022, §5–6); without a fused attention kernel the masked half of the
   score matrix is computed too. Time uses hardware FLOPs; MFU and HFU are both reported (PaLM appendix B).
 - **Peak rate** is the dense datasheet rate at the training precision (NVIDIA's "with sparsity" figures are
-  halved in data/gpus.csv). A chip without BF16 uses its FP16 rate, one without FP8 its BF16 rate, and fp32
-  training uses TF32 tensor cores where the chip has them; the page says when such a fallback applies.
+  halved in data/gpus.csv); fp32 training uses TF32 tensor cores where the chip has them. A precision runs
+  only on a chip that lists a rate for its datatype: fp8 on an A100 or bf16 on a V100 is refused, naming the
+  precisions the chip runs, and the comparison and the plan search leave such chips out.
 """)
 
 

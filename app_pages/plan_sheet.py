@@ -21,6 +21,7 @@ from planner import (
     result_cells,
     saved_scenarios_csv,
     sheet_inputs,
+    sheet_row_problem,
 )
 from ui import charts
 from ui.data import catalogs
@@ -73,7 +74,7 @@ def sheet_frame() -> tuple[pl.DataFrame, list[Any]]:
 
 def _problem(result: Any) -> str:
     if isinstance(result, Exception):
-        return str(result)
+        return sheet_row_problem(result)
     return "" if result.fits_vram is not False else "does not fit"
 
 

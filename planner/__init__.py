@@ -35,6 +35,7 @@ _PUBLIC_MODULES = {
         "catalogs_from_environment",
         "default_catalogs",
         "overlay",
+        "supported_precisions",
     ),
     "planner.catalogue.catalog_overlay": ("TEAM_FILES", "unread_files"),
     "planner.catalogue.catalog_tables": ("MAX_SNAPSHOT_ID_CHARS", "SNAPSHOT_ID", "snapshot_date"),
@@ -63,6 +64,7 @@ _PUBLIC_MODULES = {
         "pick_lists",
         "result_cells",
         "sheet_inputs",
+        "sheet_row_problem",
         "with_cell",
     ),
     "planner.decide.sweep": (
@@ -112,7 +114,7 @@ _PUBLIC_MODULES = {
     ),
     "planner.model.hf_config": ("shape_from_hf_config",),
     "planner.model.shape": ("ModelShape",),
-    "planner.resolve": ("Resolved", "resolve", "with_sequence_length"),
+    "planner.resolve": ("Resolved", "precision_refusal", "resolve", "with_sequence_length"),
     "planner.results": ("Estimate",),
     "planner.views": ("co2e_by_region", "energy_components", "memory_components"),
     "planner.library.connect": ("DB_URL_ENV", "LibraryUnavailable", "library_url"),
@@ -144,6 +146,7 @@ if TYPE_CHECKING:
         catalogs_from_environment,
         default_catalogs,
         overlay,
+        supported_precisions,
     )
     from planner.catalogue.catalog_overlay import TEAM_FILES, unread_files
     from planner.catalogue.catalog_read import CATALOGUE_FILE as CATALOGUE_FILE_LIMIT
@@ -176,6 +179,7 @@ if TYPE_CHECKING:
         pick_lists,
         result_cells,
         sheet_inputs,
+        sheet_row_problem,
         with_cell,
     )
     from planner.decide.sweep import OBJECTIVES, Constraints, SearchResult, priced_gpus, scenario_for, search
@@ -225,7 +229,7 @@ if TYPE_CHECKING:
     from planner.library.tables import MAX_AUTHOR_CHARS, MAX_TAG_CHARS
     from planner.model.hf_config import shape_from_hf_config
     from planner.model.shape import ModelShape
-    from planner.resolve import Resolved, resolve, with_sequence_length
+    from planner.resolve import Resolved, precision_refusal, resolve, with_sequence_length
     from planner.results import Estimate
     from planner.views import co2e_by_region, energy_components, memory_components
 

@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from planner.catalogue.catalog import Catalogs, peak_rate
+from planner.catalogue.catalog import Catalogs, check_precision, peak_rate, precision_problem
 from planner.catalogue.efficiency import precision_class
 from planner.columns import Columns, GpuColumns
+from planner.errors import PlannerError
 from planner.formulas.cost import RateBand, resolve_rate
 from planner.formulas.sequence import SequenceLength, chosen_seq_len
 from planner.formulas.units import GIB_BYTES
@@ -112,9 +113,13 @@ def _gpu_lookups(
 def gpu_columns(
     s: Scenario, gpu: dict[str, Any], cats: Catalogs, n_active_params: float
 ) -> tuple[GpuColumns, GpuProvenance]:
-    """The columns that depend on the GPU (rates, memory, links, utilisation and price band), with provenance."""
+    """The columns that depend on the GPU (rates, memory, links, utilisation and price band), with provenance.
+
+    A GPU that cannot run the precision gets no peak rate (NaN), even with a peak TFLOP/s typed: the rate
+    of a datatype the chip lacks describes no run (`resolve` refuses such a scenario; the comparison marks it).
+    """
     rate = peak_rate(gpu, s.precision)
-    peak_tflops = s.peak_tflops if s.peak_tflops is not None else rate.tflops
+    peak_tflops = rate.tflops if rate.tflops is None or s.peak_tflops is None else s.peak_tflops
     band, price, discount = _gpu_lookups(s, gpu, cats, n_active_params)
     low, typical, high = band
     chosen = dict(zip(BANDS, band, strict=True))[s.efficiency_band]
@@ -180,10 +185,23 @@ def with_sequence_length(s: Scenario, cats: Catalogs) -> Scenario:
     return s.updated(seq_len=sequence_length(s, shape).tokens)
 
 
+def precision_refusal(s: Scenario, cats: Catalogs) -> PlannerError | None:
+    """Why the scenario's GPU cannot run its precision (planner.catalogue.precisions), or None if it can.
+
+    For a surface that checks a change before keeping it (the app's widgets, a sheet cell); raises
+    `UnknownNameError` for a GPU the catalogues do not know.
+    """
+    return precision_problem(cats.gpu(s.gpu), s.precision)
+
+
 def _lookups(s: Scenario, cats: Catalogs) -> tuple[ModelShape | None, dict[str, Any], dict[str, Any]]:
-    """The scenario's catalogue rows: model shape, GPU, grid region (each raises ValueError naming the field)."""
+    """The scenario's catalogue rows: model shape, GPU, grid region (each raises ValueError naming the field).
+
+    A GPU that cannot run the scenario's precision is refused here, so every path that resolves refuses it.
+    """
     shape = model_shape(s, cats)
     gpu = cats.gpu(s.gpu)
+    check_precision(gpu, s.precision)
     region = cats.region(s.region)
     return shape, gpu, region
 

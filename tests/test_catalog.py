@@ -190,17 +190,20 @@ def test_unknown_gpu_lists_the_closest_names(cats: Catalogs) -> None:
     assert str(caught.value).count(",") == 2  # three names
 
 
+# Issue 14, item 7: no fallback to another datatype's rate. A chip without the precision's rate cannot run it,
+# so the rate is None and the note says why and what it runs (it used to borrow the FP16 or BF16 rate).
 @pytest.mark.parametrize(
     ("gpu", "precision", "tflops", "column"),
     [
         ("H100 SXM", "bf16_mixed", 989.5, "tflops_bf16"),
         ("H100 SXM", "fp8_mixed", 1979.0, "tflops_fp8"),
         ("H100 SXM", "fp32", 494.5, "tflops_tf32"),  # TF32 tensor cores for fp32 training
-        ("V100 32GB", "bf16_mixed", 125.0, "tflops_fp16"),  # no BF16 on Volta: FP16 rate, with a note
-        ("T4", "bf16_pure", 65.0, "tflops_fp16"),
-        ("V100 32GB", "fp32", 15.7, "tflops_fp32"),  # no TF32 on Volta
-        ("A100 80GB SXM", "fp8_mixed", 312.0, "tflops_bf16"),  # no FP8 on Ampere
-        ("TPU v5e", "fp16_mixed", 197.0, "tflops_bf16"),
+        ("V100 32GB", "fp16_mixed", 125.0, "tflops_fp16"),
+        ("V100 32GB", "bf16_mixed", None, None),  # no BF16 on Volta (was: its FP16 rate, 125)
+        ("T4", "bf16_pure", None, None),
+        ("V100 32GB", "fp32", 15.7, "tflops_fp32"),  # no TF32 on Volta: plain FP32 is still fp32 training
+        ("A100 80GB SXM", "fp8_mixed", None, None),  # no FP8 on Ampere (was: its BF16 rate, 312)
+        ("TPU v5e", "fp16_mixed", None, None),  # TPUs multiply in BF16, not FP16 (was: 197)
         ("TPU v5e", "fp32", None, None),  # Google publishes no FP32 rate
     ],
 )
@@ -208,8 +211,10 @@ def test_peak_rate_by_precision(cats: Catalogs, gpu: str, precision: str, tflops
     rate = peak_rate(cats.gpu(gpu), precision)
     assert (rate.tflops, rate.column) == (tflops, column)
     assert peak_tflops(cats.gpu(gpu), precision) == tflops
-    fell_back = column is None or column != f"tflops_{precision.split('_')[0]}"
-    assert bool(rate.note) == (fell_back or precision == "fp32")
+    if tflops is None:
+        assert f"{precision} cannot run on {gpu}" in rate.note and "it runs " in rate.note
+    else:
+        assert bool(rate.note) == (column == "tflops_tf32")
 
 
 def test_gpu_price_falls_back_to_an_earlier_snapshot(cats: Catalogs) -> None:

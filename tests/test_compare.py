@@ -27,6 +27,7 @@ from planner.decide.compare import (
     pareto_frontier,
     sort_rows,
 )
+from planner.errors import PlannerError
 from planner.estimate import estimate
 from planner.inputs.scenario import Scenario
 
@@ -61,7 +62,7 @@ SCENARIOS = {
     "70b_lora_tp2": Scenario(
         model="Llama 3.1 70B", method="lora", n_gpus=16, tp=2, grad_accum=4, micro_batch=2
     ),
-    # fp32: six catalogue chips list no FP32/TF32 rate (A10G, Gaudi 2, TPUs) and must come out "no rate".
+    # fp32: six catalogue chips list no FP32/TF32 rate (A10G, Gaudi 2, TPUs): "no rate: cannot run fp32".
     "fp32_zero1": Scenario(precision="fp32", zero_stage=1, n_gpus=4, examples=5000),
     # A bare parameter count: memory judged from model state + overhead (no shape).
     "bare_count": Scenario(model="", params_b=3.0, n_gpus=2, zero_stage=2),
@@ -93,14 +94,20 @@ def one(frame: pl.DataFrame, gpu: str) -> dict[str, Any]:
 def test_row_equals_the_single_estimate(scenario_name: str, gpu: str) -> None:
     s = SCENARIOS[scenario_name]
     frame = compare_gpus(s, default_catalogs())
-    assert_row_matches(one(frame, gpu), estimate(s.updated(gpu=gpu), default_catalogs()))
+    row = one(frame, gpu)
+    if "cannot run" in row["status"]:  # fp32 on a TPU (issue 14, item 7): the estimate refuses the same pair
+        with pytest.raises(PlannerError, match=f"{s.precision} cannot run on {gpu}"):
+            estimate(s.updated(gpu=gpu), default_catalogs())
+        assert row["wall_clock_h"] is None and row["peak_tflops"] is None
+        return
+    assert_row_matches(row, estimate(s.updated(gpu=gpu), default_catalogs()))
 
 
 def test_every_catalogue_gpu_has_a_row_and_status_says_what_is_missing() -> None:
     frame = compare_gpus(SCENARIOS["fp32_zero1"], default_catalogs())
     assert frame.height == default_catalogs().gpus.height
     assert sorted(frame["gpu"].to_list()) == sorted(default_catalogs().gpus["name"].to_list())
-    no_rate = frame.filter(pl.col("status").str.contains(NO_RATE))["gpu"].to_list()
+    no_rate = frame.filter(pl.col("status").str.contains(f"{NO_RATE}: cannot run fp32"))["gpu"].to_list()
     assert sorted(no_rate) == ["A10G", "Gaudi 2", "TPU v4", "TPU v5e", "TPU v5p", "TPU v6e"]
     assert frame.filter(pl.col("gpu").is_in(no_rate))["wall_clock_h"].null_count() == len(no_rate)
     # A chip with a rate but no catalogue price (MI250X): time and energy yes, cost no.
@@ -124,8 +131,11 @@ def test_overrides_apply_only_to_the_scenario_gpu() -> None:
 
 def test_mfu_override_applies_to_every_gpu() -> None:
     frame = compare_gpus(Scenario(mfu=0.3), default_catalogs())
-    # With an end-to-end MFU and one node (no inter-node traffic), every GPU runs at exactly 0.3.
-    assert frame.filter(pl.col("mfu").is_not_null())["mfu"].to_list() == pytest.approx([0.3] * frame.height)
+    # With an end-to-end MFU and one node (no inter-node traffic), every GPU that runs bf16 runs at exactly
+    # 0.3; V100 and T4 have no BF16 (issue 14, item 7), so they have no MFU at all.
+    runs = frame.filter(~pl.col("status").str.contains("cannot run"))
+    assert sorted(set(frame["gpu"]) - set(runs["gpu"])) == ["T4", "V100 32GB"]
+    assert runs["mfu"].to_list() == pytest.approx([0.3] * runs.height)
 
 
 def _fixed_batch(s: Scenario, n_gpus: int, gpu: str) -> Scenario:
@@ -143,6 +153,9 @@ def test_fewest_gpus_fit_and_one_step_fewer_does_not(scenario_name: str) -> None
     checked = 0
     for row in frame.iter_rows(named=True):
         fewest = row["min_gpus_to_fit"]
+        if "cannot run" in row["status"]:  # V100, T4 lack BF16: no plan runs there, so nothing fits
+            assert fewest is None and row["fits_vram"] is None and row["peak_gib_per_device"] is None
+            continue
         if fewest is None:
             assert estimate(_fixed_batch(s, counts[-1], row["gpu"]), default_catalogs()).fits_vram is False
             continue

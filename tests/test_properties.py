@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from planner.catalogue.catalog import default_catalogs
+from planner.catalogue.catalog import default_catalogs, supported_precisions
 from planner.catalogue.models import load_model_presets, preset_names
 from planner.estimate import estimate
 from planner.inputs.errors import scenario_error
@@ -28,6 +28,9 @@ PROPERTY = settings(max_examples=n_examples(200), deadline=None, suppress_health
 
 CATS = default_catalogs()
 GPUS = CATS.gpus["name"].to_list()
+# The precisions each GPU can run: a drawn scenario pairs its GPU with one of them, since any other pair is
+# refused (issue 14, item 7; tests/test_precision_support.py checks every refused pair).
+RUNS = {name: supported_precisions(CATS.gpu(name)) for name in GPUS}
 REGIONS = CATS.grid["region"].to_list()
 SNAPSHOTS = ["", *CATS.snapshot_ids()]
 PRESETS = preset_names(load_model_presets())
@@ -111,6 +114,7 @@ def models(draw: st.DrawFn) -> dict[str, Any]:
 @st.composite
 def scenarios(draw: st.DrawFn, **fixed: Any) -> Scenario:
     """Any valid scenario in realistic ranges; `fixed` pins fields (or strategies) for one property."""
+    gpu = draw(st.sampled_from(GPUS))
     fields: dict[str, Any] = {
         **draw(models()),
         **draw(layouts()),
@@ -120,7 +124,7 @@ def scenarios(draw: st.DrawFn, **fixed: Any) -> Scenario:
         "total_tokens_b": draw(optional(real(0.001, 20_000))),
         "seq_len": draw(st.sampled_from([512, 1024, 2048, 4096, 8192, 32_768, 131_072])),
         "packing": draw(st.booleans()),
-        "gpu": draw(st.sampled_from(GPUS)),
+        "gpu": gpu,
         "gpus_per_node": draw(st.sampled_from([1, 2, 4, 8, 16])),
         "peak_tflops": draw(optional(real(1, 5000))),
         "vram_gib": draw(optional(real(1, 300))),
@@ -136,7 +140,7 @@ def scenarios(draw: st.DrawFn, **fixed: Any) -> Scenario:
         "lora_targets": draw(st.sampled_from(["attention", "all_linear"])),
         "qlora_double_quant": draw(st.booleans()),
         "optimizer": draw(st.sampled_from(["adamw", "adamw_8bit", "sgd", "sgd_momentum", "adafactor"])),
-        "precision": draw(st.sampled_from(["bf16_mixed", "fp16_mixed", "bf16_pure", "fp8_mixed", "fp32"])),
+        "precision": draw(st.sampled_from(RUNS[gpu])),
         "bytes_per_param": draw(optional(real(0.5, 32))),
         "zero_stage": draw(st.integers(0, 3)),
         "hybrid_shard": draw(st.booleans()),

@@ -22,6 +22,7 @@ from planner import (
     name_problem,
     with_cell,
 )
+from ui.data import catalogs
 from ui.library import LOADED_KEY, LoadedPlan, flash, forget_loaded, library
 from ui.state import scenario, set_scenario
 
@@ -100,7 +101,7 @@ def _edited(row: SheetRow, index: int, cells: dict[str, Any], all_rows: list[She
             row = _renamed(row, index, str(value or "").strip(), where, all_rows)
             continue
         try:
-            row = replace(row, scenario=with_cell(row.scenario, label, value), changed=True)
+            row = replace(row, scenario=with_cell(row.scenario, label, value, catalogs()), changed=True)
         except PlannerError as err:
             flash("error", f"{where}: {err.describe('').lstrip(': ')}. The previous value stays.")
     return row

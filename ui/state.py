@@ -20,9 +20,11 @@ from planner import (
     PlannerError,
     Scenario,
     drop_unknown_names,
+    precision_refusal,
     scenario_error,
     scenario_from_query,
     scenario_to_query,
+    supported_precisions,
 )
 from ui.safe_text import plain
 
@@ -42,8 +44,37 @@ def init_state() -> None:
     if SCENARIO_KEY not in ss:
         scenario, notices = scenario_from_query(st.query_params.to_dict())
         scenario, unknown = drop_unknown_names(scenario, _name_lookups())
+        scenario, refused = _runnable_precision(scenario)
         ss[SCENARIO_KEY] = scenario
-        ss[NOTICES_KEY] = notices + unknown
+        ss[NOTICES_KEY] = notices + unknown + refused
+
+
+def _runnable_precision(linked: Scenario) -> tuple[Scenario, list[str]]:
+    """A link pairing its GPU with a precision the GPU cannot run keeps the GPU and drops the precision, for
+    the default or else the first the GPU runs, with a notice (as an unknown name is dropped)."""
+    from ui.data import catalogs
+
+    refused = _precision_refusal(linked)
+    if refused is None:
+        return linked, []
+    runs = supported_precisions(catalogs().gpu(linked.gpu))
+    default = Scenario.model_fields["precision"].default
+    if not runs:
+        return linked, []  # nothing to offer: the pages say why the plan cannot be estimated
+    chosen = default if default in runs else runs[0]
+    notice = refused.describe("Ignored link parameter 'precision'")
+    return linked.updated(precision=chosen), [f"{notice}; the plan uses {chosen}"]
+
+
+def _precision_refusal(s: Scenario) -> PlannerError | None:
+    """Why the scenario's GPU cannot run its precision, or None (also for a GPU the catalogues lack: the pages
+    say that one when they resolve)."""
+    from ui.data import catalogs
+
+    try:
+        return precision_refusal(s, catalogs())
+    except PlannerError:
+        return None
 
 
 def _name_lookups() -> dict[str, Callable[[str], object]]:
@@ -86,11 +117,19 @@ def apply_changes(*, labels: Mapping[str, str] | None = None, **changes: Any) ->
 
 
 def _try_changes(labels: Mapping[str, str], changes: Mapping[str, Any]) -> str | None:
-    """Store the changes if they validate; else the message saying why not (the scenario is kept)."""
+    """Store the changes if they validate; else the message saying why not (the scenario is kept).
+
+    A change of GPU or precision is also checked against the catalogue: a GPU cannot be paired with a
+    precision it cannot run (planner.catalogue.precisions), the same refusal the CLI gives.
+    """
     try:
-        set_scenario(scenario().updated(**changes))
+        changed = scenario().updated(**changes)
     except ValidationError as err:
         return describe_for_app(scenario_error(err), labels)
+    refused = _precision_refusal(changed) if {"gpu", "precision"} & set(changes) else None
+    if refused is not None:
+        return describe_for_app(refused, labels)
+    set_scenario(changed)
     return None
 
 

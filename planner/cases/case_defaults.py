@@ -21,10 +21,11 @@ BLANK_DEFAULTS: dict[str, Default] = {
     "method": Default("full", "full training unless the row names LoRA or QLoRA"),
     "optimizer": Default("adamw", "AdamW: the optimizer of every training recipe in the reference file"),
     "precision": Default(
-        "fp32 when the row states one GPU, else bf16_mixed",
+        "fp32 when the row states one GPU, else bf16_mixed (fp16_mixed on a GPU without BF16)",
         "a single-GPU script that states nothing trains in PyTorch's default fp32 (PEFT's example scripts "
         "load fp32 weights); multi-GPU training runs that omit it use bf16 mixed precision (Megatron-LM, "
-        "BLOOM, LLaMA papers)",
+        "BLOOM, LLaMA papers), or fp16 on GPUs without BF16 tensor cores (V100, T4), as Megatron-LM's 2019 "
+        "V100 runs did",
     ),
     "zero_stage_or_fsdp": Default(
         "ZeRO-0 on one GPU, ZeRO-1 on more",

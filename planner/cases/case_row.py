@@ -27,7 +27,7 @@ from planner.cases.case_defaults import (
 )
 from planner.cases.case_gpu import GpuMatcher
 from planner.cases.case_shape import case_shape
-from planner.catalogue.catalog import Catalogs
+from planner.catalogue.catalog import Catalogs, precision_problem, supported_precisions
 from planner.formulas.units import GIB_BYTES
 from planner.inputs.scenario import Scenario
 from planner.model.layer_split import interleaving_fits
@@ -81,7 +81,10 @@ def case_scenario(row: dict[str, str], cats: Catalogs, gpus: GpuMatcher) -> tupl
     shape = case_shape(row, notes)
     if isinstance(shape, str):
         return shape
-    fields = _scenario_fields(row, notes)
+    fields = _scenario_fields(row, notes, supported_precisions(gpu))
+    refused = precision_problem(gpu, fields["precision"])
+    if refused is not None:  # a stated precision the GPU lacks: no run to predict (the GPU comparison's rule)
+        return f"precision {row['precision'] or '(not stated)'!r} read as {refused.problem}"
     fields["pp_virtual_stages"] = _virtual_stages(row, fields, shape.n_layers, notes)
     fields.update(
         model="",
@@ -149,7 +152,7 @@ def _skip_reason(row: dict[str, str], unit: str) -> str | None:
     return None
 
 
-def _scenario_fields(row: dict[str, str], notes: list[str]) -> dict[str, Any]:
+def _scenario_fields(row: dict[str, str], notes: list[str], gpu_precisions: list[str]) -> dict[str, Any]:
     """Scenario fields from the row's cells; each blank cell by its default (noted in `notes`)."""
 
     def given(column: str) -> float:
@@ -186,7 +189,8 @@ def _scenario_fields(row: dict[str, str], notes: list[str]) -> dict[str, Any]:
         notes.append(note("zero_stage_or_fsdp", f"ZeRO-{stage}"))
     precision = words.read_precision(row["precision"])
     if precision is None:
-        precision = "fp32" if stated_gpus == 1 else "bf16_mixed"
+        sixteen_bit = "bf16_mixed" if "bf16_mixed" in gpu_precisions else "fp16_mixed"
+        precision = "fp32" if stated_gpus == 1 else sixteen_bit
         notes.append(note("precision", precision))
     recompute, offload_activations = words.read_recompute(row["activation_ckpt"])
     flash = words.read_flash(row["flash_attn"])

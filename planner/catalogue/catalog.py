@@ -26,11 +26,8 @@ import polars as pl
 from planner.catalogue.catalog_lookup import (
     GpuIndex,
     ModeIndex,
-    PeakRate,
     PriceIndex,
     RegionIndex,
-    peak_rate,
-    peak_tflops,
 )
 from planner.catalogue.catalog_overlay import (
     BUNDLED,
@@ -44,6 +41,14 @@ from planner.catalogue.catalog_read import CatalogError, UnknownNameError
 from planner.catalogue.efficiency import EfficiencyIndex, load_efficiency_table
 from planner.catalogue.models import ModelIndex, load_model_presets
 from planner.catalogue.paths import bundled_data_dir
+from planner.catalogue.precisions import (
+    PeakRate,
+    check_precision,
+    peak_rate,
+    peak_tflops,
+    precision_problem,
+    supported_precisions,
+)
 from planner.formulas.compute import Number
 from planner.model.shape import ModelShape
 
@@ -59,11 +64,14 @@ __all__ = [
     "PeakRate",
     "UnknownNameError",
     "catalogs_from_environment",
+    "check_precision",
     "default_catalogs",
     "load_catalogs",
     "overlay",
     "peak_rate",
     "peak_tflops",
+    "precision_problem",
+    "supported_precisions",
 ]
 
 DATA_DIR = bundled_data_dir()

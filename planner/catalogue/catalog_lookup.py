@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import difflib
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 import polars as pl
 
@@ -156,58 +156,3 @@ class ModeIndex:
         if row is None:
             raise _unknown("pricing mode", mode, {normalise_name(m): m for m in self.rows})
         return dict(row)
-
-
-class PeakRate(NamedTuple):
-    """A dense peak rate, the catalogue column it came from, and a sentence when a fallback was used."""
-
-    tflops: float | None
-    column: str | None
-    note: str
-
-
-# Columns tried in order for each training precision (Scenario.precision). Mixed precision runs its matmuls
-# in the low-precision type; fp32 training uses TF32 tensor cores where the chip has them (PyTorch's
-# allow_tf32 / torch.set_float32_matmul_precision("high")), else plain FP32.
-PRECISION_COLUMNS: dict[str, tuple[str, ...]] = {
-    "bf16_mixed": ("tflops_bf16", "tflops_fp16"),
-    "bf16_pure": ("tflops_bf16", "tflops_fp16"),
-    "fp16_mixed": ("tflops_fp16", "tflops_bf16"),
-    "fp8_mixed": ("tflops_fp8", "tflops_bf16", "tflops_fp16"),
-    "fp32": ("tflops_tf32", "tflops_fp32"),
-}
-
-
-def peak_rate(gpu_row: dict[str, Any], precision: str) -> PeakRate:
-    """The dense peak TFLOP/s for `precision`, saying which column it used and why when it fell back.
-
-    V100 and T4 have no BF16: bf16 precisions run at their FP16 tensor rate (in practice such runs use fp16).
-    Chips without FP8 (A100, V100, TPU v4...) report the BF16 rate, since an fp8 recipe cannot run there.
-    """
-    if precision not in PRECISION_COLUMNS:
-        raise UnknownNameError(
-            f"unknown precision {precision!r}; choose one of {', '.join(PRECISION_COLUMNS)}",
-            field="precision",
-            problem="unknown precision",
-            value=precision,
-            closest=list(PRECISION_COLUMNS),
-        )
-    wanted, *fallbacks = PRECISION_COLUMNS[precision]
-    for column in (wanted, *fallbacks):
-        value = gpu_row.get(column)
-        if value is not None:
-            note = "" if column == wanted else _fallback_note(gpu_row["name"], wanted, column)
-            if precision == "fp32" and column == "tflops_tf32":
-                note = "fp32 training at the TF32 tensor-core rate (matmuls in TF32)"
-            return PeakRate(float(value), column, note)
-    return PeakRate(None, None, f"{gpu_row['name']} lists no rate for {precision}; enter peak TFLOP/s")
-
-
-def _fallback_note(gpu: str, wanted: str, used: str) -> str:
-    short = {column: column.removeprefix("tflops_").upper() for column in (wanted, used)}
-    return f"{gpu} lists no {short[wanted]} rate; its {short[used]} rate is used"
-
-
-def peak_tflops(gpu_row: dict[str, Any], precision: str) -> float | None:
-    """Dense peak TFLOP/s at the training precision (fallbacks: see `peak_rate`); None if none exists."""
-    return peak_rate(gpu_row, precision).tflops

@@ -32,6 +32,9 @@ EXACT_NODES = 32  # up to 32 nodes every node count is tried; past it the grid t
 STEPS_PER_DOUBLING = 8
 OVERRIDE_FIELDS = ("usd_per_gpu_hour", "peak_tflops", "vram_gib")
 NO_RATE, NO_PRICE, YOUR_FIGURES = "no rate", "no price", "your overrides"
+# A GPU without a rate at the scenario's precision cannot run it (planner.catalogue.precisions): its status
+# says so instead of a figure, e.g. "no rate: cannot run fp8_mixed".
+CANNOT_RUN = "cannot run"
 # The frame's figures, in the units of the table of outputs (planner.results.OUTPUTS); `memory_gib` keeps the
 # catalogue's column name for the GPU's memory.
 FIGURES = (
@@ -163,6 +166,11 @@ def _frame(
     s: Scenario, per_gpu: GpuRows, out: dict[str, np.ndarray], fits: np.ndarray, fewest: np.ndarray
 ) -> pl.DataFrame:
     current = np.array([name == per_gpu.scenario_gpu for name in per_gpu.names])
+    # A GPU that cannot run the precision (no peak rate) runs no plan: it neither fits nor has a fewest count.
+    cannot_run = np.isnan(np.atleast_1d(per_gpu.columns.peak_flops_per_s))
+    fits = np.where(cannot_run, np.nan, fits)
+    fewest = np.where(cannot_run, np.nan, fewest)
+    out = {**out, "peak_bytes": np.where(cannot_run, np.nan, out["peak_bytes"])}
     columns: dict[str, pl.Series] = {
         "gpu": pl.Series(per_gpu.names, dtype=pl.String),
         "vendor": pl.Series(per_gpu.vendors, dtype=pl.String),
@@ -183,12 +191,15 @@ def _frame(
 
 
 def _status(gpu: GpuColumns, current: np.ndarray, s: Scenario) -> list[str]:
-    """Why a row lacks figures, and which row carries the user's own figures."""
+    """Why a row lacks figures, and which row carries the user's own figures.
+
+    A peak rate is missing only where the GPU cannot run the precision (`gpu_columns`), so "no rate" says so.
+    """
     overridden = any(getattr(s, name) is not None for name in OVERRIDE_FIELDS)
     rates, prices = np.atleast_1d(gpu.peak_flops_per_s), np.atleast_1d(gpu.usd_per_gpu_hour)
     notes = []
     for i in range(len(current)):
-        parts = [NO_RATE] if math.isnan(rates[i]) else []
+        parts = [f"{NO_RATE}: {CANNOT_RUN} {s.precision}"] if math.isnan(rates[i]) else []
         parts += [NO_PRICE] if math.isnan(prices[i]) else []
         parts += [YOUR_FIGURES] if current[i] and overridden else []
         notes.append("; ".join(parts))

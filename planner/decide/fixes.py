@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from planner.catalogue.catalog import Catalogs
+from planner.catalogue.catalog import Catalogs, precision_problem
 from planner.decide.sheet import evaluate_rows
 from planner.estimate import estimate_resolved
 from planner.formulas.sequence import PACKED_MIN_TOKENS, derived_seq_len
@@ -143,7 +143,8 @@ def _hardware_fixes(resolved: Resolved, cats: Catalogs, peak_gib: float) -> Iter
     bigger = []
     for name in cats.gpu_names():
         row = cats.gpu(name)
-        if name != own and float(row["memory_gib"]) > vram and cats.price(name, s.snapshot or None):
+        runs = precision_problem(row, s.precision) is None  # a bigger GPU that lacks the datatype is no fix
+        if name != own and runs and float(row["memory_gib"]) > vram and cats.price(name, s.snapshot or None):
             bigger.append((float(row["memory_gib"]), name))
     holding = [(memory_gib, name) for memory_gib, name in sorted(bigger) if memory_gib >= peak_gib]
     for memory_gib, name in (holding or sorted(bigger)[-1:])[:BIGGER_GPUS]:

@@ -12,7 +12,7 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from planner.catalogue.catalog import Catalogs
+from planner.catalogue.catalog import Catalogs, UnknownNameError
 from planner.catalogue.models import preset_names
 from planner.columns import GROUPS, Columns, stack
 from planner.errors import PlannerError
@@ -20,7 +20,7 @@ from planner.estimate import row, to_estimate
 from planner.evaluate import evaluate
 from planner.inputs.errors import scenario_error
 from planner.inputs.scenario import Method, Precision, Pricing, Recompute, Scenario
-from planner.resolve import Resolved, resolve
+from planner.resolve import Resolved, precision_refusal, resolve
 from planner.results import Estimate
 
 
@@ -50,6 +50,7 @@ SHEET_INPUT_COLUMNS: tuple[SheetColumn, ...] = (
     SheetColumn("region", "Region"),
 )
 FIELD_OF_LABEL = {column.label: column.field for column in SHEET_INPUT_COLUMNS}
+LABEL_OF_FIELD = {column.field: column.label for column in SHEET_INPUT_COLUMNS}
 # Result columns: (Estimate attribute, label). Units in the labels: GiB is 2^30 bytes.
 SHEET_RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("fits_vram", "Fits"),
@@ -78,8 +79,12 @@ def pick_lists(cats: Catalogs) -> dict[str, list[Any]]:
     }
 
 
-def with_cell(scenario: Scenario, label: str, value: Any) -> Scenario:
-    """The scenario with one sheet cell changed; a PlannerError (field, allowed range) when it is refused."""
+def with_cell(scenario: Scenario, label: str, value: Any, cats: Catalogs | None = None) -> Scenario:
+    """The scenario with one sheet cell changed; a PlannerError (field, allowed range) when it is refused.
+
+    With `cats`, a GPU or precision cell that pairs a GPU with a precision it cannot run is refused too
+    (`resolve.precision_refusal`); a GPU name the catalogues lack is left for the row's problem to name.
+    """
     if label not in FIELD_OF_LABEL:
         raise PlannerError(
             "column", "is not an input of the sheet", value=label, allowed=", ".join(FIELD_OF_LABEL)
@@ -90,9 +95,23 @@ def with_cell(scenario: Scenario, label: str, value: Any) -> Scenario:
             return scenario.updated(**{field: None})
         raise PlannerError(field, "needs a value")
     try:
-        return scenario.updated(**{field: value})
+        changed = scenario.updated(**{field: value})
     except ValidationError as err:
         raise scenario_error(err) from None
+    if cats is not None and field in ("gpu", "precision"):
+        try:
+            refused = precision_refusal(changed, cats)
+        except UnknownNameError:
+            return changed
+        if refused is not None:
+            raise refused
+    return changed
+
+
+def sheet_row_problem(error: PlannerError) -> str:
+    """Why a row has no results, naming the sheet column at fault (the first of the error's inputs shown)."""
+    field = next((name for name in error.fields if name in LABEL_OF_FIELD), None)
+    return str(error) if field is None else error.describe(f"column “{LABEL_OF_FIELD[field]}”")
 
 
 def sheet_inputs(scenario: Scenario) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.catalogue.catalog import Catalogs
+from planner.catalogue.catalog import Catalogs, precision_problem
 from planner.decide.sweep_grid import LayoutGrid, SearchSpace
 from planner.decide.sweep_rank import (
     Kept,
@@ -101,11 +101,11 @@ def _resolve_gpus(
     canonical = [str(cats.gpu(n)["name"]) for n in names]
     resolved, skipped = [], {}
     for name in dict.fromkeys(canonical):
-        one = resolve(_on_gpu(base, name, base_name), cats)
-        if np.isnan(one.columns.gpu.peak_flops_per_s):
-            skipped[name] = f"no peak rate for {base.precision} in the catalogue"
+        refused = precision_problem(cats.gpu(name), base.precision)
+        if refused is not None:  # the one rule of planner.catalogue.precisions, said as resolve says it
+            skipped[name] = f"{refused.problem}; it runs {refused.allowed}"
             continue
-        resolved.append(one)
+        resolved.append(resolve(_on_gpu(base, name, base_name), cats))
     return resolved, skipped
 
 
@@ -190,7 +190,9 @@ def search(
     if len(passes) > 1:
         notes.append(fallback_note(found=bool(top.height)))
     reason = explain(top, frontier_frame, kept, constraints, space)
-    if not top.height and explain_misses:
+    if not resolved and skipped:  # every GPU was left out: say why instead of "nothing fits"
+        reason = f"No GPU searched can run this plan: {'; '.join(skipped.values())}."
+    elif not top.height and explain_misses:
         reason = " ".join([reason, *_why_nothing(base, constraints, space, passes, resolved, cats)])
     return SearchResult(
         top=top,

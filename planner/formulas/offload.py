@@ -132,11 +132,13 @@ def offload_step(
 def exposed_offload_s(step: OffloadStep, compute_s: Number, overlap_frac: Number) -> Number:
     """The part of the offload time the step pays: what its compute cannot hide, plus the serial part.
 
-    Streaming hides under the whole step's compute, the optimizer's gradient copy under the last
-    micro-batch's backward; each at most `overlap_frac` of the compute it runs beside
-    (`planner.formulas.comm.exposed_comm_s`, the same rule as communication).
+    `compute_s` is the compute still free to hide behind (what communication has not used). Streaming hides
+    under it first, the optimizer's gradient copy under the last micro-batch's share of the backward of what
+    is left; each at most `overlap_frac` of the compute it runs beside (`planner.formulas.comm.exposed_comm_s`,
+    the same rule as communication), so no second of compute hides two transfers.
     """
-    last_backward_s = compute_s * BACKWARD_SHARE_OF_COMPUTE / step.n_micro_batches
-    grad_out = exposed_comm_s(step.grad_out_s, last_backward_s, overlap_frac)
     streamed = exposed_comm_s(step.streamed_s, compute_s, overlap_frac)
+    left_s = compute_s - (step.streamed_s - streamed)
+    last_backward_s = left_s * BACKWARD_SHARE_OF_COMPUTE / step.n_micro_batches
+    grad_out = exposed_comm_s(step.grad_out_s, last_backward_s, overlap_frac)
     return as_number(grad_out + streamed + step.serial_s)

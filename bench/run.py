@@ -13,6 +13,9 @@
   each run a fresh script cache, so app.py and the page are parsed, rewritten for Streamlit's "magic" and
   compiled again on every rerun, while a server compiles each file once (median CPU time of one such compile
   of app.py + the page, and of the floor script). Reported beside the rerun figures, not subtracted.
+- cli_refusal_dev_zero_s, cli_refusal_fifo_s: wall clock of the whole `python -m planner estimate --params-b 8
+  --model-config X` process refusing /dev/zero or a FIFO with exit status 2 (issue 18: "within a second"),
+  median of N_REFUSALS runs; the tests hold the CPU seconds of the same command to that second.
 - If bench/sweep_bench.py exists, its `measure()` dict is merged in, and so is bench/browser_bench.py's
   (browser_input_to_figure_ms, browser_floor_ms and their ratio; see that file).
 """
@@ -41,6 +44,7 @@ N_WARMUP_RERUNS = 3
 SIDEBAR_INPUT, FLOOR_INPUT = "w.epochs", "epochs"
 FIRST_EPOCHS = 4.0  # rerun i sets epochs to FIRST_EPOCHS + i: always a new scenario
 N_COMPILE = 15
+N_REFUSALS = 5
 
 
 def median_ms(call: Callable[[], Any], repeats: int, before_each: Callable[[], Any] | None = None) -> float:
@@ -165,9 +169,32 @@ def browser_figures() -> dict[str, Any]:
     return found
 
 
+def refusal_figures() -> dict[str, float]:
+    import subprocess
+    import tempfile
+
+    def one(config: str) -> float:
+        command = [sys.executable, "-m", "planner", "estimate", "--params-b", "8", "--model-config", config]
+        start = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=60)
+        elapsed_s = time.perf_counter() - start
+        if done.returncode != 2:
+            raise RuntimeError(f"{config} was not refused: exit {done.returncode}, {done.stderr[-300:]}")
+        return elapsed_s
+
+    with tempfile.TemporaryDirectory() as folder:
+        fifo = os.path.join(folder, "config.json")
+        os.mkfifo(fifo)  # nobody writes to it: a blocking read would wait forever
+        return {
+            "cli_refusal_dev_zero_s": statistics.median(one("/dev/zero") for _ in range(N_REFUSALS)),
+            "cli_refusal_fifo_s": statistics.median(one(fifo) for _ in range(N_REFUSALS)),
+        }
+
+
 def main() -> None:
     figures: dict[str, Any] = {"python": platform.python_version(), "n_cpus": os.cpu_count()}
     figures.update(library_figures())
+    figures.update(refusal_figures())
     figures.update(page_figures())
     figures.update(sweep_figures())
     figures.update(browser_figures())

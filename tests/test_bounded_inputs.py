@@ -26,18 +26,22 @@ from planner.inputs.scenario_io import read_scenarios_csv
 from tests.test_team_data import ACME_GPU, GPU_HEADER, PRICE_HEADER
 
 CHILD_MEMORY_BYTES = 3 << 30  # the CLI needs well under 1 GiB; the old /dev/zero read hit this in seconds
-REFUSAL_S = (
-    1.0  # issue 18: refused "within a second" (about 0.4 s for the whole process on the 2-core machine)
-)
+# Issue 18: refused "within a second". Tests hold the CPU seconds to it, which a crowded machine's waiting
+# does not inflate (CI once measured 8.8-14.9 s of wall clock for a 0.4 s refusal while other jobs ran); the
+# wall-clock figure itself is a benchmark: bench/run.py's cli_refusal_dev_zero_s and cli_refusal_fifo_s.
+REFUSAL_CPU_S = 1.0
 HANG_TIMEOUT_S = 60  # a FIFO read on the old code never returns; this stops the test instead
-# The CLI's real entry point in a child process, timed from after the imports to its exit status: the time the
-# refusal takes, without the start-up that every command pays (and that the shared CI machine makes noisy).
+# In-process reads that must not block: a blocked open waits forever, so a generous wall-clock bound tells it
+# from a crowded machine's delays (the CPU-time limit above cannot: a blocked read uses no CPU).
+NO_BLOCK_S = 30.0
+# The CLI's real entry point in a child process, timed (CPU seconds) from after the imports to its exit status:
+# the work the refusal takes, without the start-up that every command pays.
 TIMED_MAIN = (
     "import sys, time\n"
     "from planner.cli.main import main\n"
-    "start = time.perf_counter()\n"
+    "start = time.process_time()\n"
     "status = main(sys.argv[1:])\n"
-    "print(f'{time.perf_counter() - start:.3f}')\n"
+    "print(f'{time.process_time() - start:.3f}')\n"
     "raise SystemExit(status)\n"
 )
 
@@ -53,13 +57,13 @@ def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def _refused(*args: str) -> str:
-    """The one stderr line of a CLI run refused with status 2, after checking it took under REFUSAL_S."""
+    """The one stderr line of a CLI run refused with status 2, after checking it took under REFUSAL_CPU_S."""
     done = _run([sys.executable, "-c", TIMED_MAIN, *args])
     assert done.returncode == 2, (done.returncode, done.stderr[-500:])
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr[-500:]
-    elapsed_s = float(done.stdout.strip().splitlines()[-1])
-    assert elapsed_s < REFUSAL_S, f"refused after {elapsed_s:.2f} s: {lines[0]}"
+    cpu_s = float(done.stdout.strip().splitlines()[-1])
+    assert cpu_s < REFUSAL_CPU_S, f"refused after {cpu_s:.2f} CPU s: {lines[0]}"
     return lines[0]
 
 
@@ -80,19 +84,25 @@ def zero_link(tmp_path: Path) -> Path:
 DONE_WHEN_RUNS = 3  # the median of three whole runs: one slow start on a shared machine does not decide it
 
 
+def _child_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 @pytest.mark.parametrize("source", ["/dev/zero", "fifo"])
 def test_the_done_when_command_exits_2_with_one_line_within_a_second(source, fifo):
-    """Issue 18's "done when", as a user runs it: the whole process, interpreter start-up included."""
+    """Issue 18's "done when", as a user runs it: the whole process, interpreter start-up included, in CPU
+    seconds (user + system of the finished child, from getrusage)."""
     config = "/dev/zero" if source == "/dev/zero" else str(fifo)
     command = [sys.executable, "-m", "planner", "estimate", "--params-b", "8", "--model-config", config]
-    wall_s = []
+    cpu_s = []
     for _ in range(DONE_WHEN_RUNS):
-        start = time.perf_counter()
+        before = _child_cpu_s()
         done = _run(command)
-        wall_s.append(time.perf_counter() - start)
+        cpu_s.append(_child_cpu_s() - before)
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-500:]
         assert f"--model-config: {config} is a" in done.stderr
-    assert sorted(wall_s)[DONE_WHEN_RUNS // 2] < REFUSAL_S, wall_s
+    assert sorted(cpu_s)[DONE_WHEN_RUNS // 2] < REFUSAL_CPU_S, cpu_s
 
 
 @pytest.mark.parametrize(
@@ -172,7 +182,7 @@ def test_reader_refuses_a_fifo_without_blocking(fifo):
     start = time.perf_counter()
     with pytest.raises(ReadLimitError, match="FIFO"):
         read_limited(fifo, CATALOGUE_FILE)
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < NO_BLOCK_S
 
 
 # --- a team folder (issue 18 item 7) -------------------------------------------------------------------
@@ -193,7 +203,7 @@ def test_team_fifo_and_dev_zero_link_are_errors_naming_the_file(tmp_path):
     (team / "gpus.csv").symlink_to("/dev/zero")  # used to be skipped in silence (is_file() is False)
     with pytest.raises(CatalogError, match=r"gpus\.csv: is a character device"):
         catalogs_from_environment({"PLANNER_DATA_DIR": str(team)})
-    assert time.perf_counter() - start < 5.0
+    assert time.perf_counter() - start < NO_BLOCK_S
 
 
 def test_a_misspelled_team_file_is_named_with_the_closest_expected_name(tmp_path):

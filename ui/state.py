@@ -52,18 +52,22 @@ def init_state() -> None:
 def _runnable_precision(linked: Scenario) -> tuple[Scenario, list[str]]:
     """A link pairing its GPU with a precision the GPU cannot run keeps the GPU and drops the precision, for
     the default or else the first the GPU runs, with a notice (as an unknown name is dropped)."""
-    from ui.data import catalogs
 
     refused = _precision_refusal(linked)
-    if refused is None:
+    chosen = None if refused is None else _precision_it_runs(linked.gpu)
+    if refused is None or chosen is None:  # nothing to offer: the pages say why the plan cannot be estimated
         return linked, []
-    runs = supported_precisions(catalogs().gpu(linked.gpu))
-    default = Scenario.model_fields["precision"].default
-    if not runs:
-        return linked, []  # nothing to offer: the pages say why the plan cannot be estimated
-    chosen = default if default in runs else runs[0]
     notice = refused.describe("Ignored link parameter 'precision'")
     return linked.updated(precision=chosen), [f"{notice}; the plan uses {chosen}"]
+
+
+def _precision_it_runs(gpu: str) -> str | None:
+    """The default precision when the GPU runs it, else the first it runs (None: it runs none we know)."""
+    from ui.data import catalogs
+
+    runs = supported_precisions(catalogs().gpu(gpu))
+    default = Scenario.model_fields["precision"].default
+    return default if default in runs else (runs[0] if runs else None)
 
 
 def _precision_refusal(s: Scenario) -> PlannerError | None:
@@ -120,15 +124,21 @@ def _try_changes(labels: Mapping[str, str], changes: Mapping[str, Any]) -> str |
     """Store the changes if they validate; else the message saying why not (the scenario is kept).
 
     A change of GPU or precision is also checked against the catalogue: a GPU cannot be paired with a
-    precision it cannot run (planner.catalogue.precisions), the same refusal the CLI gives.
+    precision it cannot run (planner.catalogue.precisions), the same refusal the CLI gives. Picking such a GPU
+    without choosing a precision switches the precision to one the GPU runs and says so, so the GPU the user
+    picked is kept (a V100 under the default bf16_mixed gets fp16_mixed); a precision chosen is refused.
     """
     try:
         changed = scenario().updated(**changes)
     except ValidationError as err:
         return describe_for_app(scenario_error(err), labels)
     refused = _precision_refusal(changed) if {"gpu", "precision"} & set(changes) else None
-    if refused is not None:
+    runs = None if refused is None or "precision" in changes else _precision_it_runs(changed.gpu)
+    if refused is not None and runs is None:
         return describe_for_app(refused, labels)
+    if refused is not None and runs is not None:
+        changed = changed.updated(precision=runs)
+        add_notice(f"{describe_for_app(refused, labels)}. Precision is now {runs}, which it runs.")
     set_scenario(changed)
     return None
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from planner.columns import Columns, memory_inputs
+from planner.failures import checkpoint_bytes_each, with_failures
 from planner.formulas import comm, compute, cost, energy, timing
 from planner.formulas.memory import MemoryInputs, max_micro_batch, memory_per_gpu
 from planner.formulas.model_states import stage_model_states
@@ -177,8 +178,9 @@ def _inputs_shown(c: Columns) -> Outputs:
     }
 
 
-def evaluate(c: Columns) -> Outputs:
-    """Every figure of the plan for each row of the input columns (floats or equal-length arrays)."""
+def evaluate(c: Columns, failures: bool = True) -> Outputs:
+    """Every figure of the plan for each row of the input columns (floats or equal-length arrays);
+    `failures` False leaves out the figures with failures (`planner.failures`), as the search's hot path does."""
     w, lay = c.workload, c.layout
     padding = compute.padding_factor(w.tokens_per_example, w.seq_len_tokens, w.packing)
     processed = compute.processed_tokens(w.training_tokens, padding)
@@ -218,7 +220,7 @@ def evaluate(c: Columns) -> Outputs:
         out["peak_bytes"], out["model_state_bytes_total"], out["overhead_bytes"], lay.n_gpus, g.vram_bytes
     )
     out.update(_money_and_energy(c, out))
-    return out
+    return {**out, **with_failures(c, out)} if failures else out
 
 
 def fits_vram(
@@ -238,17 +240,9 @@ def _checkpoint_io_s(c: Columns) -> Any:
     m, r, w = c.model, c.recipe, c.workload
     frozen = r.method != Method.FULL
     weights = m.n_params * np.where(frozen, r.frozen_weight_bytes_per_param, r.weight_bytes_per_param)
-    trainable = np.where(frozen, m.n_adapter_params, m.n_params)
-    saved_weights = np.where(frozen, m.n_adapter_params, m.n_params)
-    each = timing.checkpoint_bytes(
-        saved_weights,
-        r.weight_bytes_per_param,
-        trainable,
-        r.master_bytes_per_param + r.optimizer_bytes_per_param,
-    )
     storage = np.nan_to_num(w.storage_gb_per_s, nan=1.0)
     load = timing.checkpoint_load_time_s(weights, storage, c.gpu.pcie_gb_per_s)
-    save = timing.checkpoint_save_time_s(each, storage, w.n_checkpoints)
+    save = timing.checkpoint_save_time_s(checkpoint_bytes_each(c), storage, w.n_checkpoints)
     return np.where(np.isfinite(w.storage_gb_per_s), load + save, 0.0)
 
 

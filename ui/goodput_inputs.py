@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from planner import Estimate
@@ -57,6 +59,9 @@ def goodput_rows(est: Estimate) -> list[tuple[str, str, str]]:
         f"{fmt.sig(est.expected_failures)} expected failures (job MTBF {fmt.hours(est.job_mtbf_h)}); "
         f"a {fmt.sig(est.checkpoint_write_s)} s checkpoint every {fmt.sig(est.checkpoint_interval_min)} min"
     )
+    if not math.isfinite(est.wall_clock_with_failures_h or 0.0):
+        never = "never finishes: failures come faster than it progresses"
+        return [("Wall clock with failures", how, never)]
     return [
         ("Wall clock with failures", how, fmt.hours(est.wall_clock_with_failures_h)),
         (

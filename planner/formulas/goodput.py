@@ -7,7 +7,7 @@ the run loses the work since the last checkpoint, on average half a segment (τ 
 work between checkpoints that take C to write, plus the restart R and the reload of the checkpoint. Checkpoint
 writes cost C every τ of work even without failures. All functions take floats or numpy arrays.
 
-Rate 0 turns goodput off: every "with failures" figure is then exactly the plain one. The default rate and
+Rate 0 (or below `MIN_FAILURES_PER_GPU_HOUR`) turns goodput off: every "with failures" figure is then exactly the plain one. The default rate and
 restart time, with their sources, are beside their fields in `planner.inputs.scenario`.
 """
 
@@ -29,9 +29,14 @@ WRITE_GB_PER_S_PER_NODE = 2.0
 WRITE_GB_PER_S_JOB_CAP = 57.0
 
 
+# Below one failure per 10^12 GPU-hours (100 million GPU-years) the expected failures of any run are nil; such
+# a rate counts as 0, which also keeps √(2CM) and (lost + R) / M clear of float overflow (inf / inf).
+MIN_FAILURES_PER_GPU_HOUR = 1e-12
+
+
 def job_mtbf_s(n_gpus: FloatOrArray, failures_per_gpu_hour: FloatOrArray) -> FloatOrArray:
     """Mean time between failures of the whole job: M = 1 / (GPUs × rate), in seconds (inf at rate 0)."""
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):
         return SECONDS_PER_HOUR / (np.asarray(n_gpus, dtype=float) * failures_per_gpu_hour)
 
 
@@ -103,9 +108,9 @@ def goodput(
     T = (W + writes) / (1 − (lost + R + C) / M). `interval_s` NaN takes Daly's optimum; `n_saves_counted`
     checkpoints are already in W (the plain figure's saves) and count towards the W / τ needed.
     """
-    on = np.asarray(failures_per_gpu_hour) > 0
     mtbf = job_mtbf_s(n_gpus, failures_per_gpu_hour)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    on = np.asarray(failures_per_gpu_hour) >= MIN_FAILURES_PER_GPU_HOUR
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # the rows that are off are replaced
         tau = np.where(np.isnan(interval_s), daly_interval_s(write_s, mtbf), interval_s)
         writes = np.maximum(plain_wall_clock_s / tau - n_saves_counted, 0.0) * write_s
         per_failure = lost_work_per_failure_s(tau, write_s) + restart_s + write_s  # reload as fast as write

@@ -48,5 +48,17 @@ def to_estimate(resolved: Resolved, out: dict[str, float]) -> Estimate:
         price_snapshot=resolved.price_snapshot,
         seq_len=resolved.seq_len,
         seq_len_rule=resolved.seq_len_rule,
-        unavailable=resolved.unavailable,
+        unavailable={**resolved.unavailable, **_never_finishes(out)},
     )
+
+
+def _never_finishes(out: dict[str, float]) -> dict[str, str]:
+    """Why the figures with failures are missing when failures come faster than the run can progress."""
+    if math.isfinite(out["wall_clock_with_failures_s"]):
+        return {}
+    why = (
+        f"the job fails every {out['job_mtbf_s'] / 60:.3g} min on average, less than a restart, reload and half "
+        "a checkpoint interval take: the run never finishes (fewer GPUs, a lower failure rate or a shorter "
+        "restart)"
+    )
+    return {"wall_clock_with_failures_h": why}  # one note: GPU-hours, cost and energy follow from it

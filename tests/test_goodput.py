@@ -99,6 +99,13 @@ def test_failures_faster_than_progress_never_finish():
     assert math.isinf(float(run.wall_clock_s)) and float(run.goodput_frac) == 0.0
 
 
+def test_an_estimate_that_never_finishes_says_why():
+    # 1,024 GPUs at 0.01 per GPU-hour: M = 3,600 / 10.24 = 352 s = 5.86 min, under the 10-minute restart.
+    est = estimate(Scenario(n_gpus=1024, failures_per_gpu_hour=0.01), CATS)
+    assert est.to_flat()["wall_clock_with_failures_h"] is None
+    assert "5.86 min" in est.unavailable["wall_clock_with_failures_h"]
+
+
 times = st.floats(1.0, 1e7)
 counts = st.integers(1, 100_000)
 rates = st.floats(0.0, 0.01)

@@ -45,7 +45,13 @@ def with_failures(c: Columns, out: dict[str, Any]) -> dict[str, Any]:
         w.checkpoint_interval_s,
         n_saves_counted=np.where(storage_given, w.n_checkpoints, 0.0),
     )
-    gpu_hours = run.wall_clock_s / SECONDS_PER_HOUR * lay.n_gpus
+    # A run whose failures outpace its progress never finishes: its figures are unknown (NaN), not infinite.
+    never = ~np.isfinite(run.wall_clock_s) & np.isfinite(out["wall_clock_s"])
+
+    def known(value: Any) -> Any:
+        return np.where(never, np.nan, value)
+
+    gpu_hours = known(run.wall_clock_s / SECONDS_PER_HOUR * lay.n_gpus)
 
     def extra_kwh(seconds: Any, gpu_util_frac: Any) -> Any:
         return energy.energy_figures(
@@ -63,19 +69,20 @@ def with_failures(c: Columns, out: dict[str, Any]) -> dict[str, Any]:
 
     # Redone work draws what training draws; during writes, restarts and reloads the GPUs wait, at idle draw
     # (reference/energy.md: about 100 W, 15 % of TDP, on an H100 while it checkpoints; the idle input is above).
-    waiting_s = run.checkpoint_writes_s + run.restarts_s
+    redone_s = np.where(never, 0.0, run.lost_work_s)  # (masked below; 0 keeps inf × 0 out of the energy sums)
+    waiting_s = np.where(never, 0.0, run.checkpoint_writes_s + run.restarts_s)
     return {
         "checkpoint_write_s": write_s,
         "checkpoint_interval_s": run.checkpoint_interval_s,
         "job_mtbf_s": run.job_mtbf_s,
-        "expected_failures": run.expected_failures,
-        "lost_work_s": run.lost_work_s,
-        "restarts_s": run.restarts_s,
-        "wall_clock_with_failures_s": run.wall_clock_s,
+        "expected_failures": known(run.expected_failures),
+        "lost_work_s": known(run.lost_work_s),
+        "restarts_s": known(run.restarts_s),
+        "wall_clock_with_failures_s": known(run.wall_clock_s),
         "gpu_hours_with_failures": gpu_hours,
         "cost_with_failures_usd": run_cost_usd(gpu_hours, g.usd_per_gpu_hour, w.experiments_multiplier),
-        "energy_with_failures_kwh": out["energy_kwh"]
-        + extra_kwh(run.lost_work_s, e.gpu_util_frac)
-        + extra_kwh(waiting_s, 0.0),
+        "energy_with_failures_kwh": known(
+            out["energy_kwh"] + extra_kwh(redone_s, e.gpu_util_frac) + extra_kwh(waiting_s, 0.0)
+        ),
         "goodput_frac": run.goodput_frac,
     }

@@ -92,6 +92,14 @@ def test_saves_already_in_the_plain_wall_clock_count_towards_the_checkpoints():
     assert float(run.checkpoint_writes_s) == pytest.approx(18_000.0)
 
 
+def test_a_checkpoint_that_takes_no_time_costs_no_writes():
+    # C = 0 (LoRA without a shape: 0 adapter bytes): Daly's τ = 0, writes 0 × ∞ would be NaN; they are 0 s,
+    # and each failure costs the 600 s restart alone: T = 3,600 / (1 − 600 / 36,000) = 3,661.0 s.
+    run = goodput.goodput(3600.0, 1000, 1e-4, 0.0, 600.0)
+    assert float(run.checkpoint_writes_s) == 0.0
+    assert float(run.wall_clock_s) == pytest.approx(3600 / (1 - 600 / 36_000), rel=1e-12)
+
+
 def test_failures_faster_than_progress_never_finish():
     # 1,000 GPUs at 0.01 per GPU-hour: M = 360 s, while a restart alone takes 600 s: on average each attempt
     # fails before it gets anywhere, so the run does not finish.

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import streamlit as st
 
 from planner import Estimate
@@ -53,20 +51,19 @@ def render_goodput_inputs() -> None:
 
 def goodput_rows(est: Estimate) -> list[tuple[str, str, str]]:
     """Breakdown rows: the run with failures next to the plain figures (empty when goodput is off)."""
+    if est.goodput_frac == 0:  # failures outpace the run (the page's notes say by how much)
+        return [("Wall clock with failures", f"job MTBF {fmt.hours(est.job_mtbf_h)}", "never finishes")]
     if not est.expected_failures:
         return []
     how = (
         f"{fmt.sig(est.expected_failures)} expected failures (job MTBF {fmt.hours(est.job_mtbf_h)}); "
         f"a {fmt.sig(est.checkpoint_write_s)} s checkpoint every {fmt.sig(est.checkpoint_interval_min)} min"
     )
-    if not math.isfinite(est.wall_clock_with_failures_h or 0.0):
-        never = "never finishes: failures come faster than it progresses"
-        return [("Wall clock with failures", how, never)]
     return [
         ("Wall clock with failures", how, fmt.hours(est.wall_clock_with_failures_h)),
         (
             "Of which redone work, restarts",
-            "half a checkpoint interval per failure; restart and reload per failure",
+            "per failure: (interval + write) ÷ 2 redone; the restart and a reload",
             f"{fmt.hours(est.lost_work_h)}, {fmt.hours(est.restarts_h)}",
         ),
         (

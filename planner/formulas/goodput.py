@@ -81,7 +81,7 @@ def lost_work_per_failure_s(interval_s: FloatOrArray, write_s: FloatOrArray) -> 
 
 @dataclass(frozen=True)
 class Goodput:
-    """The run with failures (seconds; NaN interval and infinite MTBF where the rate is 0)."""
+    """The run with failures (seconds; NaN interval and MTBF where the rate is 0)."""
 
     checkpoint_interval_s: FloatOrArray  # work between checkpoints: the user's, or Daly's optimum
     job_mtbf_s: FloatOrArray
@@ -112,7 +112,9 @@ def goodput(
     on = np.asarray(failures_per_gpu_hour) >= MIN_FAILURES_PER_GPU_HOUR
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # the rows that are off are replaced
         tau = np.where(np.isnan(interval_s), daly_interval_s(write_s, mtbf), interval_s)
-        writes = np.maximum(plain_wall_clock_s / tau - n_saves_counted, 0.0) * write_s
+        # A checkpoint that takes no time (LoRA adapters of a shapeless model: 0 bytes) costs no writes at τ = 0.
+        needed = np.where(write_s > 0, plain_wall_clock_s / tau - n_saves_counted, 0.0)
+        writes = np.maximum(needed, 0.0) * write_s
         per_failure = lost_work_per_failure_s(tau, write_s) + restart_s + write_s  # reload as fast as write
         progress = 1.0 - per_failure / mtbf
         wall = np.where(progress > 0, (plain_wall_clock_s + writes) / progress, np.inf)
@@ -120,7 +122,7 @@ def goodput(
         frac = plain_wall_clock_s / wall
     return Goodput(
         checkpoint_interval_s=np.where(on, tau, np.nan),
-        job_mtbf_s=mtbf,
+        job_mtbf_s=np.where(on, mtbf, np.nan),
         expected_failures=np.where(on, failures, 0.0),
         checkpoint_writes_s=np.where(on, writes, 0.0),
         lost_work_s=np.where(on, failures * lost_work_per_failure_s(tau, write_s), 0.0),

@@ -11,6 +11,7 @@ from ui import format as fmt
 from ui.blocks import assumptions, breakdown_table, context_caption, model_note, unavailable_notes
 from ui.data import catalogs
 from ui.estimate_cache import current_or_stop
+from ui.goodput_inputs import goodput_rows, render_goodput_inputs
 from ui.methods_link import methods_link
 from ui.model_input import render_shape_editor
 from ui.number_entry import number_entry
@@ -84,6 +85,8 @@ with st.expander("Data, efficiency, network and storage", expanded=False):
             "GPUs. 300 GB/s is about half the theoretical rate of a two-socket DDR5-4800 server.",
         )
 
+render_goodput_inputs()
+
 est, resolved = current_or_stop()
 context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
 methods_link("flops")
@@ -143,6 +146,7 @@ breakdown_table(
             "low / high efficiency preset",
             fmt.band(est.wall_clock_h_low, est.wall_clock_h_high, "hours"),
         ),
+        *goodput_rows(est),
     ]
 )
 unavailable_notes(est)

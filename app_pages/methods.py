@@ -102,6 +102,14 @@ def time() -> None:
   (Narayanan et al. 2021, §2.2).
 - **Wall clock** = steps × step time, plus checkpoint I/O when a storage speed is given: one load of the
   weights at the slower of storage and PCIe, and each save of weights + optimizer state, taken as blocking.
+- **With failures** (planner/formulas/goodput.py): a failure stops the whole job. At a rate per GPU-hour
+  (default 3.39e-5, Meta's RSC-1 record, Kokolis et al. 2025: 6.5 failures per 1,000 node-days) the job's
+  mean time between failures is M = 1 ÷ (GPUs × rate). Checkpoints of C seconds (weights + optimizer state ÷
+  the storage bandwidth, else 2 GB/s per node up to 57 GB/s) are written every τ of work, Daly's (2006)
+  optimum √(2CM)·(1 + ⅓√(C/2M) + ⅑·C/2M) − C unless you set it (Young's 1974 √(2CM) to first order). Each
+  failure redoes (τ + C) ÷ 2 of work on average and waits the restart plus a reload; so the wall clock with
+  failures = (plain + writes) ÷ (1 − ((τ + C) ÷ 2 + restart + C) ÷ M). Rate 0 gives the plain figures.
+  Published GPU-hours of whole runs are predicted with failures.
 """)
 
 

@@ -16,6 +16,7 @@ from ui.blocks import (
 from ui.estimate_cache import current_or_stop
 from ui.export_box import render_export_box
 from ui.fixes_box import OVERVIEW_FIXES, render_fixes
+from ui.goodput_inputs import goodput_rows
 from ui.methods_link import methods_link
 from ui.team_data import origin_note
 
@@ -87,6 +88,7 @@ breakdown_table(
         ),
         ("GPU-hours", "wall clock × GPUs", fmt.count(est.device_hours, 1)),
         ("Cost", est.price_basis, fmt.usd(est.cost_usd)),
+        *goodput_rows(est),
         ("Training throughput", "training tokens ÷ wall clock", f"{fmt.count(est.tokens_per_s)} tokens/s"),
         ("Weights and optimizer state, total", resolved.state_rule, fmt.gib(est.model_state_gib_total)),
         ("Per GPU, sharded evenly", "total ÷ GPUs", fmt.gib(est.model_state_gib_per_device)),
@@ -110,7 +112,10 @@ assumptions(
         "both are modelled on the Compute page and are approximate.",
         "Memory is the per-GPU peak over the training step, not just weights and optimizer state: activations, "
         "logits, framework overhead and allocator slack are what usually cause out-of-memory errors.",
-        "Not included: data preparation, evaluation runs, queueing, failed runs and hyperparameter search — use the "
-        "experiments multiplier on the Cost page for the last two.",
+        'Failures: the rows "with failures" add the expected interruptions (a failure rate per GPU-hour from '
+        "Meta's published cluster record), checkpoint writes at the Young/Daly interval, the redone work and the "
+        "restarts; the Compute page has their inputs. The figures above them assume a run that never fails.",
+        "Not included: data preparation, evaluation runs, queueing, failed experiments and hyperparameter search — "
+        "use the experiments multiplier on the Cost page for the last two.",
     ]
 )

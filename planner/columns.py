@@ -118,6 +118,11 @@ class WorkloadColumns:
     storage_gb_per_s: Column  # checkpoint storage bandwidth (NaN: checkpoint I/O left out)
     n_checkpoints: Column
     experiments_multiplier: Column  # runs of this size the budget must cover
+    # goodput (planner/formulas/goodput.py)
+    failures_per_gpu_hour: Column  # 0: goodput off
+    checkpoint_interval_s: Column  # work between checkpoints (NaN: Daly's optimum)
+    checkpoint_write_s: Column  # one checkpoint's write (NaN: its bytes / the write bandwidth)
+    restart_s: Column  # from a failure until training runs again, the checkpoint reload aside
 
 
 @dataclass(frozen=True)

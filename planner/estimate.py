@@ -48,5 +48,21 @@ def to_estimate(resolved: Resolved, out: dict[str, float]) -> Estimate:
         price_snapshot=resolved.price_snapshot,
         seq_len=resolved.seq_len,
         seq_len_rule=resolved.seq_len_rule,
-        unavailable=resolved.unavailable,
+        unavailable={**resolved.unavailable, **_goodput_notes(out)},
     )
+
+
+def _goodput_notes(out: dict[str, float]) -> dict[str, str]:
+    """Why figures with failures are missing: goodput is off, or failures come faster than the run progresses."""
+    if math.isnan(out["checkpoint_interval_s"]) and out["expected_failures"] == 0:
+        return {
+            "checkpoint_interval_min": "failure rate 0: no failures, no checkpoint interval (goodput off)"
+        }
+    if out["goodput_frac"] != 0:
+        return {}
+    why = (
+        f"the job fails every {out['job_mtbf_s'] / 60:.3g} min on average, less than a restart, reload and half "
+        "a checkpoint interval take: the run never finishes (fewer GPUs, a lower failure rate or a shorter "
+        "restart)"
+    )
+    return {"wall_clock_with_failures_h": why}  # one note: GPU-hours, cost and energy follow from it

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from planner.columns import Columns, memory_inputs, offload_step
+from planner.failures import with_failures
 from planner.formulas import comm, compute, cost, energy, timing
 from planner.formulas.memory import MemoryBreakdown, MemoryInputs, max_micro_batch, memory_with_paging
 from planner.formulas.model_states import stage_model_states
@@ -183,8 +184,9 @@ def _inputs_shown(c: Columns) -> Outputs:
     }
 
 
-def evaluate(c: Columns) -> Outputs:
-    """Every figure of the plan for each row of the input columns (floats or equal-length arrays)."""
+def evaluate(c: Columns, failures: bool = True) -> Outputs:
+    """Every figure of the plan for each row of the input columns (floats or equal-length arrays);
+    `failures` False leaves out the figures with failures (`planner.failures`), as the search's hot path does."""
     w, lay = c.workload, c.layout
     padding = compute.padding_factor(w.tokens_per_example, w.seq_len_tokens, w.packing)
     processed = compute.processed_tokens(w.training_tokens, padding)
@@ -231,7 +233,7 @@ def evaluate(c: Columns) -> Outputs:
         out["peak_bytes"], out["model_state_bytes_total"], out["overhead_bytes"], lay.n_gpus, g.vram_bytes
     )
     out.update(_money_and_energy(c, out))
-    return out
+    return {**out, **with_failures(c, out)} if failures else out
 
 
 def fits_vram(

@@ -17,7 +17,7 @@ from typing import Any, Final, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR
+from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 
 
 class Estimate(BaseModel):
@@ -94,6 +94,18 @@ class Estimate(BaseModel):
     co2e_kg_high: float
     grid_g_co2e_per_kwh: float
     electricity_cost_usd: float
+    # goodput: the run with failures, checkpoints and restarts (planner/formulas/goodput.py)
+    wall_clock_with_failures_h: float | None
+    gpu_hours_with_failures: float | None
+    cost_with_failures_usd: float | None
+    energy_with_failures_kwh: float | None
+    expected_failures: float | None
+    checkpoint_interval_min: float | None
+    checkpoint_write_s: float
+    job_mtbf_h: float | None
+    lost_work_h: float | None
+    restarts_h: float | None
+    goodput_frac: float | None
     # provenance
     gpu: str
     price_basis: str
@@ -121,7 +133,7 @@ class Output:
 
 
 # reported unit -> divisor from evaluate's unit (bytes, seconds, FLOP/s); any other unit is reported as computed
-SCALE: Final = {"GiB": GIB_BYTES, "h": SECONDS_PER_HOUR, "TFLOP/s": 1e12}
+SCALE: Final = {"GiB": GIB_BYTES, "h": SECONDS_PER_HOUR, "min": SECONDS_PER_MINUTE, "TFLOP/s": 1e12}
 
 
 def _rows(unit: str, *rows: tuple[str, str, str]) -> tuple[Output, ...]:
@@ -237,6 +249,20 @@ OUTPUTS: Final = (
         ("co2e_kg_high", "CO2e, high end (kg)", "co2e_kg_high"),
     ),
     *_rows("g CO2e/kWh", ("grid_g_co2e_per_kwh", "Grid intensity (g CO2e/kWh)", "g_co2e_per_kwh")),
+    *_rows(
+        "h",
+        ("wall_clock_with_failures_h", "Wall clock with failures (h)", "wall_clock_with_failures_s"),
+        ("job_mtbf_h", "Mean time between failures of the job (h)", "job_mtbf_s"),
+        ("lost_work_h", "Work redone after failures (h)", "lost_work_s"),
+        ("restarts_h", "Restarts and checkpoint reloads (h)", "restarts_s"),
+    ),
+    *_rows("GPU-h", ("gpu_hours_with_failures", "GPU-hours with failures", "gpu_hours_with_failures")),
+    *_rows("USD", ("cost_with_failures_usd", "Cost with failures (USD)", "cost_with_failures_usd")),
+    *_rows("kWh", ("energy_with_failures_kwh", "Energy with failures (kWh)", "energy_with_failures_kwh")),
+    *_rows("failures", ("expected_failures", "Expected failures", "expected_failures")),
+    *_rows("min", ("checkpoint_interval_min", "Checkpoint interval (min)", "checkpoint_interval_s")),
+    *_rows("s", ("checkpoint_write_s", "Checkpoint write (s)", "checkpoint_write_s")),
+    *_rows("fraction", ("goodput_frac", "Goodput (plain ÷ with failures)", "goodput_frac")),
 )
 OUTPUT_BY_KEY: Final = {output.key: output for output in OUTPUTS}
 # Estimate's figures that come from the table, and those that are None (not NaN) when they cannot be computed

@@ -9,7 +9,7 @@ import numpy as np
 
 from planner.columns import EnergyColumns, LayoutColumns, ModelColumns, RecipeColumns, WorkloadColumns
 from planner.formulas.recipes import PAGED_OPTIMIZERS, Method, Recompute, recipe_bytes_per_param
-from planner.formulas.units import GIB_BYTES
+from planner.formulas.units import GIB_BYTES, SECONDS_PER_MINUTE
 from planner.inputs.scenario import Scenario
 from planner.model.architecture import (
     ParamCounts,
@@ -128,6 +128,12 @@ def workload_columns(s: Scenario, seq_len_tokens: int) -> WorkloadColumns:
         storage_gb_per_s=np.nan if s.storage_gb_per_s is None else s.storage_gb_per_s,
         n_checkpoints=float(s.n_checkpoints),
         experiments_multiplier=s.experiments_multiplier,
+        failures_per_gpu_hour=s.failures_per_gpu_hour,
+        checkpoint_interval_s=(
+            np.nan if s.checkpoint_interval_min is None else s.checkpoint_interval_min * SECONDS_PER_MINUTE
+        ),
+        checkpoint_write_s=np.nan if s.checkpoint_write_s is None else s.checkpoint_write_s,
+        restart_s=s.restart_min * SECONDS_PER_MINUTE,
     )
 
 

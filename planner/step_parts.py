@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from planner.columns import Columns
+from planner.failures import checkpoint_bytes_each
 from planner.formulas import adapter_time, timing
 from planner.formulas.comm import BYTES_PER_GB
 from planner.formulas.recipes import Method, Recompute
@@ -43,15 +44,7 @@ def checkpoint_io_s(c: Columns) -> Any:
     m, r, w = c.model, c.recipe, c.workload
     frozen = r.method != Method.FULL
     weights = m.n_params * np.where(frozen, r.frozen_weight_bytes_per_param, r.weight_bytes_per_param)
-    trainable = np.where(frozen, m.n_adapter_params, m.n_params)
-    saved_weights = np.where(frozen, m.n_adapter_params, m.n_params)
-    each = timing.checkpoint_bytes(
-        saved_weights,
-        r.weight_bytes_per_param,
-        trainable,
-        r.master_bytes_per_param + r.optimizer_bytes_per_param,
-    )
     storage = np.nan_to_num(w.storage_gb_per_s, nan=1.0)
     load = timing.checkpoint_load_time_s(weights, storage, c.gpu.pcie_gb_per_s)
-    save = timing.checkpoint_save_time_s(each, storage, w.n_checkpoints)
+    save = timing.checkpoint_save_time_s(checkpoint_bytes_each(c), storage, w.n_checkpoints)
     return np.where(np.isfinite(w.storage_gb_per_s), load + save, 0.0)

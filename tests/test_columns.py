@@ -53,6 +53,8 @@ UNIT_SUFFIXES = (
     "_seqs",
     "_per_kwh",
     "_usd",
+    "_s",  # seconds (the goodput inputs: checkpoint interval, write, restart)
+    "_per_gpu_hour",  # a rate: failures per GPU-hour
 )
 
 CATS = default_catalogs()
@@ -170,5 +172,7 @@ def test_shown_converts_bytes_seconds_and_flops_once() -> None:
     assert figures["wall_clock_h"] == out["wall_clock_s"] / 3600.0
     assert figures["peak_tflops"] == out["peak_flops_per_s"] / 1e12
     assert figures["cost_usd"] == out["cost_usd"]  # reported in the unit it is computed in
-    assert SCALE == {"GiB": 2.0**30, "h": 3600.0, "TFLOP/s": 1e12}
+    assert SCALE == {"GiB": 2.0**30, "h": 3600.0, "min": 60.0, "TFLOP/s": 1e12}
+    interval = shown(out, ("checkpoint_interval_min",))["checkpoint_interval_min"]
+    assert interval == out["checkpoint_interval_s"] / 60.0  # goodput's interval, in minutes
     assert estimate(Scenario(), CATS).wall_clock_h == figures["wall_clock_h"]  # Estimate reads the same table

@@ -55,8 +55,9 @@ def read_out(c: Columns, out: Mapping[str, Any], facts: CaseFacts) -> float:
         "tflops_per_gpu_model": lambda: per_gpu * source_flops_per_token(c, facts)[0] / 1e12,
         "tflops_per_gpu_hardware": lambda: per_gpu * source_flops_per_token(c, facts)[1] / 1e12,
         "s_per_iteration": lambda: out["step_time_s"],
-        "days": lambda: out["wall_clock_s"] / SECONDS_PER_DAY,
-        "gpu_hours": lambda: out["wall_clock_s"] * n_gpus / SECONDS_PER_HOUR,
+        # Published run lengths are whole runs: their failures, restarts and redone work included.
+        "days": lambda: out["wall_clock_with_failures_s"] / SECONDS_PER_DAY,
+        "gpu_hours": lambda: out["wall_clock_with_failures_s"] * n_gpus / SECONDS_PER_HOUR,
     }
     return float(np.asarray(readers[unit]()))
 
@@ -101,7 +102,7 @@ def case_efficiency(scenario: Scenario, facts: CaseFacts, cats: Catalogs) -> flo
 def _solve(columns: Columns, target_step_s: float, grid: np.ndarray) -> float | str:
     probe = np.append(grid, 1e12)  # the last point: compute takes no time, only communication is left
     probed = columns.replace(utilisation_frac=probe, utilisation_frac_low=probe, utilisation_frac_high=probe)
-    steps = np.asarray(evaluate(probed)["step_time_s"])
+    steps = np.asarray(evaluate(probed, failures=False)["step_time_s"])
     if target_step_s <= steps[-1]:
         return "modelled communication alone exceeds the measured step"
     steps, inverse = steps[:-1][::-1], (1.0 / grid)[::-1]  # ascending in 1 / utilisation

@@ -54,6 +54,10 @@ FIGURES = (
     "co2e_kg",
     "tokens_per_s",
     "mfu",
+    "wall_clock_with_failures_h",
+    "gpu_hours_with_failures",
+    "cost_with_failures_usd",
+    "expected_failures",
 )
 
 # label -> (column, descending): the orderings offered by the page and the CLI.

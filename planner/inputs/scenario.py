@@ -35,6 +35,20 @@ FSDP_TO_ZERO: dict[str, tuple[int, bool]] = {
 # 1e16 tokens: hundreds of times the largest published runs (Llama 3: over 15e12 tokens); more is a typo.
 MAX_TRAINING_TOKENS = 1e16
 
+# Kokolis et al., "Revisiting Reliability in Large-Scale Machine Learning Research Clusters" (FAIR at Meta, HPCA
+# 2025, arXiv:2410.21680): 11 months of Meta's RSC-1 (16k A100, 8 per node) give a fitted rate of 6.50
+# job-interrupting failures per 1,000 node-days; it reproduces the paper's projected job MTTF of 1.8 h at 16,384
+# GPUs (2,048 nodes x 6.5e-3 a day = 13.3 failures a day). Per GPU-hour: 6.5e-3 / (8 x 24) = 3.39e-5, one failure
+# per 29,500 GPU-hours. The paper measured 7.9 h at 1,024 GPUs (1.24e-4 per GPU-hour): small jobs fail more often
+# than the hardware rate says, so this default is the optimistic end for them.
+FAILURES_PER_NODE_DAY_RSC1 = 6.50e-3
+FAILURES_PER_GPU_HOUR = FAILURES_PER_NODE_DAY_RSC1 / (8 * 24)
+# Restart: 10 minutes to notice the failure, drain and re-queue the job, start the processes and initialise the
+# collectives (the parts of Huawei MindCluster's recovery-time breakdown, "resumable training" guide, before the
+# checkpoint reload, which the planner adds from the checkpoint's bytes). Not a published figure: an order of
+# magnitude, and a scenario input.
+RESTART_MIN = 10.0
+
 CUSTOM_MODEL = ""  # `model` left empty: the plan uses the bare `params_b` count (or an imported shape)
 
 
@@ -150,6 +164,25 @@ class Scenario(BaseModel):
     host_memory_gb_per_s: float = Field(
         300.0, ge=1, le=100_000, description="host memory bandwidth per node for a CPU optimizer step, GB/s"
     )
+    # --- goodput: failures, checkpoints, restarts (issue 14 item 8; planner/formulas/goodput.py) ---------
+    # At most 0.01 per GPU-hour: one failure per 100 GPU-hours, some 80 times the worst published record
+    # (Kokolis et al. 2025: 1.24e-4 at 1,024 GPUs); more is a typo for a per-node or per-day rate.
+    failures_per_gpu_hour: float = Field(
+        FAILURES_PER_GPU_HOUR,
+        ge=0,
+        le=0.01,
+        description="job-stopping failures per GPU-hour; 0 = goodput off",
+    )
+    # 1 minute to 10,000 hours: below a minute the writes would be most of the run; above, no checkpoint at all.
+    checkpoint_interval_min: float | None = Field(
+        None, ge=1, le=600_000, description="work between checkpoints, minutes; empty or auto = Daly optimum"
+    )
+    checkpoint_write_s: float | None = Field(
+        None, ge=0.01, le=1_000_000, description="seconds to write one checkpoint; empty = bytes / bandwidth"
+    )
+    restart_min: float = Field(
+        RESTART_MIN, ge=0, le=100_000, description="minutes from a failure until training runs again"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -165,6 +198,14 @@ class Scenario(BaseModel):
                     "hybrid_shard": hybrid or data.get("hybrid_shard", False),
                 }
         return data
+
+    @field_validator("checkpoint_interval_min", mode="before")
+    @classmethod
+    def _auto_interval(cls, value: Any) -> Any:
+        """ "auto" (a CLI flag, a link, a CSV cell) means the Daly optimum, as an empty value does."""
+        if isinstance(value, str) and value.strip().lower() in ("auto", ""):
+            return None
+        return value
 
     # Before the length checks: " " (a link's `gpu=%20`) must fail min_length, not pass it and become "", which
     # would leave a stored scenario that no later change validates against.

@@ -7,14 +7,13 @@ and --account-for-loss-in-pipeline-split the embedding and the loss count as one
 Llama 3 405B ran 126 layers on 16 stages (Dubey et al. 2024, §3.3.2: one layer fewer on the first and the last
 stage); so n_layers + 2 may be the count that divides instead. Here, below the inputs, so that the Scenario can
 check an imported shape itself; the plan's other pipeline formulas are in `planner.formulas.pipeline`.
-Every predicate takes ints, floats or numpy arrays.
+Every predicate takes ints, floats or numpy arrays (plain operators serve both, so the Scenario's check does not
+import numpy: a refused input stays quick, tests/test_bounded_inputs.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import numpy as np
 
 from planner.errors import PlannerError
 
@@ -25,19 +24,19 @@ EMBEDDING_AND_LOSS_LAYERS = 2
 
 def splits_evenly(n_layers: Any, pp: Any, virtual_stages: Any) -> Any:
     """True where the transformer layers split into pp·v equal chunks."""
-    return np.asarray(n_layers) % (np.asarray(pp) * virtual_stages) == 0
+    return n_layers % (pp * virtual_stages) == 0
 
 
 def splits_with_embedding_and_loss(n_layers: Any, pp: Any, virtual_stages: Any):
     """True where the layers plus the embedding and the loss (one layer each) split into pp·v equal chunks."""
-    return (np.asarray(n_layers) + EMBEDDING_AND_LOSS_LAYERS) % (np.asarray(pp) * virtual_stages) == 0
+    return (n_layers + EMBEDDING_AND_LOSS_LAYERS) % (pp * virtual_stages) == 0
 
 
 def interleaving_fits(n_layers: Any, pp: Any, virtual_stages: Any):
     """True where v virtual stages per GPU can run: v = 1 always; v > 1 needs pp > 1 and an even split."""
-    v = np.asarray(virtual_stages)
+    v = virtual_stages
     even = splits_evenly(n_layers, pp, v) | splits_with_embedding_and_loss(n_layers, pp, v)
-    return (v == 1) | ((np.asarray(pp) > 1) & even)
+    return (v == 1) | ((pp > 1) & even)
 
 
 def layers_per_virtual_stage(n_layers: int, pp: int, virtual_stages: int) -> tuple[int, bool]:

@@ -120,13 +120,15 @@ def goodput(
         wall = np.where(progress > 0, (plain_wall_clock_s + writes) / progress, np.inf)
         failures = expected_failures(wall, n_gpus, failures_per_gpu_hour)
         frac = plain_wall_clock_s / wall
+        lost = failures * lost_work_per_failure_s(tau, write_s)
+        restarts = failures * (restart_s + write_s)
     return Goodput(
         checkpoint_interval_s=np.where(on, tau, np.nan),
         job_mtbf_s=np.where(on, mtbf, np.nan),
         expected_failures=np.where(on, failures, 0.0),
         checkpoint_writes_s=np.where(on, writes, 0.0),
-        lost_work_s=np.where(on, failures * lost_work_per_failure_s(tau, write_s), 0.0),
-        restarts_s=np.where(on, failures * (restart_s + write_s), 0.0),
+        lost_work_s=np.where(on, lost, 0.0),
+        restarts_s=np.where(on, restarts, 0.0),
         wall_clock_s=np.where(on, wall, plain_wall_clock_s),
         goodput_frac=np.where(on, frac, 1.0),
     )

@@ -104,6 +104,11 @@ class LayoutColumns:
     n_virtual_stages: Column
     # offload and paged optimizers (issue 14 item 5)
     host_memory_gb_per_s: Column  # per node, what a CPU optimizer step streams through
+    # memory tails (issue 14 item 9)
+    lora_rank: Column  # adapter rank (read only for LoRA and QLoRA)
+    lora_all_linear: Column  # flag: the MLP matrices are adapted too
+    lora_dropout: Column  # flag: adapters keep a dropped input copy and a mask
+    fp32_grad_buffers: Column  # flag: gradients in fp32 buffers for the whole step
 
 
 @dataclass(frozen=True)
@@ -258,6 +263,10 @@ def memory_inputs(c: Columns) -> MemoryInputs:
         overhead_bytes=lay.overhead_bytes,
         fragmentation_frac=lay.fragmentation_frac,
         n_virtual_stages=lay.n_virtual_stages,
+        lora_rank=lay.lora_rank,
+        lora_all_linear=lay.lora_all_linear,
+        lora_dropout=lay.lora_dropout,
+        fp32_grad_buffers=lay.fp32_grad_buffers,
     )
 
 

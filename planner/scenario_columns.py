@@ -114,6 +114,10 @@ def layout_columns(s: Scenario) -> LayoutColumns:
         overlap_frac=s.overlap_frac,
         n_virtual_stages=float(s.pp_virtual_stages),
         host_memory_gb_per_s=s.host_memory_gb_per_s,
+        lora_rank=float(s.lora_rank),
+        lora_all_linear=float(s.lora_targets == "all_linear"),
+        lora_dropout=float(s.lora_dropout),
+        fp32_grad_buffers=float(s.fp32_grad_buffers),
     )
 
 

@@ -128,6 +128,14 @@ def _virtual_stages(row: dict[str, str], fields: dict[str, Any], n_layers: int, 
     return 1
 
 
+def _lora_targets(row: dict[str, str], method: str, notes: list[str]) -> str:
+    """The adapted modules the notes state, else the default (noted for adapter rows)."""
+    stated = words.lora_targets(row.get("notes", ""))
+    if stated is None and method in ("lora", "qlora"):
+        notes.append(f"LoRA target modules not stated: {LORA_TARGETS}")
+    return stated or LORA_TARGETS
+
+
 def _capped(gpu_cell: str) -> str:
     return f"GPU '{gpu_cell}' runs below its datasheet clocks (power-capped): capped clocks are not modelled"
 
@@ -212,7 +220,7 @@ def _scenario_fields(row: dict[str, str], notes: list[str], gpu_precisions: list
         "grad_accum": int(grad_accum),
         "method": method if method in ("full", "lora", "qlora") else "full",
         "lora_rank": int(given("lora_rank") if method != "full" else default("lora_rank")),
-        "lora_targets": LORA_TARGETS,
+        "lora_targets": _lora_targets(row, method, notes),
         "optimizer": words.read_optimizer(row["optimizer"]),
         "precision": precision,
         "zero_stage": stage,

@@ -97,6 +97,21 @@ def fused_cross_entropy(row: Mapping[str, Any]) -> bool:
     return "chunked" in low or "fused cross" in low or "fused ce" in low
 
 
+def lora_targets(notes: str) -> str | None:
+    """Scenario.lora_targets from the adapted modules the notes name, or None when they name none.
+
+    "+ MLP", "all linear" or "all-linear" adapt every linear layer; attention projections alone
+    ("q_proj+v_proj only", "q/k/v") are the attention setting (its q, k, v, o is the nearest the Scenario
+    offers to a subset of them).
+    """
+    low = notes.lower()
+    if "mlp" in low or "all linear" in low or "all-linear" in low:
+        return "all_linear"
+    if "q_proj" in low or "q/k/v" in low or "q/v" in low or "query_key_value" in low:
+        return "attention"
+    return None
+
+
 def optimizer_in_backward(cell: str) -> bool:
     low = cell.lower()
     return "in_bwd" in low or "in backward" in low

@@ -193,3 +193,43 @@ def logits_bytes(seq_len, micro_batch, vocab, hidden, element_bytes, tp=1.0, cp=
     tokens = seq_len * micro_batch / cp
     per_logit = loss_bytes_per_logit(element_bytes, fused_cross_entropy)
     return tokens * (2.0 * hidden * element_bytes + vocab / tp * per_logit)
+
+
+def lora_adapter_bytes(
+    seq_len,
+    micro_batch,
+    hidden,
+    n_heads,
+    head_dim,
+    ffn_hidden,
+    n_mlp_matrices,
+    element_bytes,
+    rank,
+    all_linear,
+    lora_dropout=0.0,
+    tp=1.0,
+    cp=1.0,
+    sequence_parallel=0.0,
+):
+    """What the LoRA adapters of one layer save for backward for one micro-batch, beyond the base layer.
+
+    An adapter computes scaling·B(A(dropout(x))) beside the frozen W·x (Hu et al. 2021 §4.1; torchtune's
+    LoRALinear and PEFT's lora.Linear both do exactly this). Backward needs
+    - A's output (r per token, e bytes) for B's weight gradient, per adapted matrix;
+    - A's input for A's weight gradient: with dropout 0 that is x itself, which the base layer already keeps
+      (counted in `layer_activation_bytes`); with dropout on, each adapter draws its own mask, so it keeps
+      its own dropped copy of x (d_in·e) and the 1-byte mask (d_in) — PEFT keeps one nn.Dropout per
+      adapted module, torchtune one per LoRALinear.
+    Adapted matrices per layer: q, k, v, o (inputs h, h, h and a·d); all-linear adds the MLP's n − 1
+    input-side matrices (input h) and its down projection (input F, the active width for MoE, counted as
+    one MLP of that width). Column-parallel inputs (h) split over t only with sequence parallelism,
+    row-parallel ones (a·d, F) always; A's outputs are replicated (r is not split).
+    """
+    tokens = seq_len * micro_batch / cp
+    column_inputs = (3.0 + all_linear * (n_mlp_matrices - 1.0)) * hidden / select(sequence_parallel, tp, 1.0)
+    row_inputs = (n_heads * head_dim + all_linear * ffn_hidden) / tp
+    n_matrices = 4.0 + all_linear * n_mlp_matrices
+    a_outputs = n_matrices * rank * element_bytes
+    dropped = lora_dropout * (column_inputs + row_inputs) * (element_bytes + DROPOUT_MASK_BYTES)
+    return tokens * (a_outputs + dropped)
+

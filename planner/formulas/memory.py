@@ -24,6 +24,7 @@ from planner.formulas.activations import (
     layer_activation_bytes,
     layer_input_bytes,
     logits_bytes,
+    lora_adapter_bytes,
     op_selective_layer_bytes,
     select,
     stack_activation_bytes,
@@ -57,6 +58,8 @@ def layer_activations(p: MemoryInputs) -> dict[str, FloatOrArray]:
 
     Full and op-level recompute keep `layer_input_bytes` or `op_selective_layer_bytes` per layer plus one
     layer's working set while it is rebuilt; none/selective keep `layer_activation_bytes` per layer.
+    LoRA and QLoRA add their adapters' saved tensors (`lora_adapter_bytes`) to what every layer keeps
+    without recompute and to the working set of a rebuilt layer; op-level recompute rebuilds them.
     """
     shape = (
         p.hidden,
@@ -69,10 +72,13 @@ def layer_activations(p: MemoryInputs) -> dict[str, FloatOrArray]:
     )
     split = (p.tp, p.cp, p.sequence_parallel, p.flash_attention)
     code = np.asarray(p.recompute)
+    adapters = _adapter_bytes(p)
     working = layer_activation_bytes(p.seq_len, p.micro_batch, *shape, *split, Recompute.NONE, p.dropout)
+    working = working + adapters
     stored = select(
         code == Recompute.SELECTIVE,
-        layer_activation_bytes(p.seq_len, p.micro_batch, *shape, *split, Recompute.SELECTIVE, p.dropout),
+        layer_activation_bytes(p.seq_len, p.micro_batch, *shape, *split, Recompute.SELECTIVE, p.dropout)
+        + adapters,
         working,
     )
     layer_input = layer_input_bytes(
@@ -87,6 +93,18 @@ def layer_activations(p: MemoryInputs) -> dict[str, FloatOrArray]:
         p.seq_len, p.micro_batch, p.vocab, p.hidden, p.activation_bytes, p.tp, p.cp, p.fused_cross_entropy
     )
     return {"kept": kept, "working": select(rebuilds, working, 0.0), "logits": logits}
+
+
+def _adapter_bytes(p: MemoryInputs) -> FloatOrArray:
+    """The LoRA adapters' saved tensors of one layer for one micro-batch; 0 for full training."""
+    adapted = np.asarray(p.method) > 0
+    if np.ndim(adapted) == 0 and not adapted:  # full training: skip the per-row work
+        return 0.0
+    saved = lora_adapter_bytes(
+        p.seq_len, p.micro_batch, p.hidden, p.n_heads, p.head_dim, p.ffn_hidden, p.n_mlp_matrices,
+        p.activation_bytes, p.lora_rank, p.lora_all_linear, p.lora_dropout, p.tp, p.cp, p.sequence_parallel,
+    )  # fmt: skip
+    return select(adapted, saved, 0.0)
 
 
 def stage_activations(p: MemoryInputs, first_stage: bool, has_head, layer=None) -> dict[str, FloatOrArray]:
@@ -149,8 +167,10 @@ def _both_stages(p: MemoryInputs):
 
 
 def _keeps_gradients(p: MemoryInputs):
-    """Gradients outlive a micro-batch: accumulation over micro-batches, or optimizer-in-backward."""
-    return (np.asarray(p.grad_accum) > 1) | (np.asarray(p.optimizer_in_backward) > 0)
+    """Gradients outlive a micro-batch: accumulation over micro-batches, optimizer-in-backward, or fp32
+    gradient buffers allocated once for the whole run (Megatron-LM's main_grad, `state_factors`)."""
+    keeps = (np.asarray(p.grad_accum) > 1) | (np.asarray(p.optimizer_in_backward) > 0)
+    return keeps | (np.asarray(p.fp32_grad_buffers) > 0)
 
 
 def _phases(p: MemoryInputs, t: dict[str, FloatOrArray]):

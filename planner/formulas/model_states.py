@@ -99,7 +99,13 @@ def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
     micro-batch (torchtitan disables reshard_after_forward under PP; DeepSpeed refuses ZeRO-2/3 with its
     pipeline engine); the gathered stage includes the rank's own shard, so ZeRO-3 never exceeds ZeRO-2.
     Gradients summed over several micro-batches are kept in fp32 under mixed precision (FSDP2's fp32
-    reduce dtype, Megatron's fp32 main_grad, DeepSpeed's fp32 accumulation for bf16).
+    reduce dtype, Megatron's fp32 main_grad, DeepSpeed's fp32 accumulation for bf16). `fp32_grad_buffers`
+    keeps them in fp32 even without accumulation, as frameworks that allocate the buffer up front do:
+    Megatron-LM's DDP allocates a `main_grad` fp32 buffer for every parameter whenever
+    --accumulate-allreduce-grads-in-fp32 is set, which its argument check turns on for every bf16 run
+    ("bfloat16 requires gradient accumulation and all-reduce to be done in fp32", megatron/training/
+    arguments.py); DeepSpeed's BF16_Optimizer accumulates into fp32 gradients (`data_types.grad_accum_dtype`,
+    fp32 by default for bf16).
 
     `step_temp`: during the optimizer step a mixed-precision recipe reads an fp32 copy of its (sharded)
     gradients, 4 B per trainable parameter over the optimizer shards (DeepSpeed's fp32 gradient partition,
@@ -110,7 +116,7 @@ def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
     stage = np.asarray(p.zero_stage)
     piped = np.asarray(p.pp) > 1
     has_master = np.asarray(p.master_bytes) > 0
-    accumulates = piped | (np.asarray(p.grad_accum) > 1)
+    accumulates = piped | (np.asarray(p.grad_accum) > 1) | (np.asarray(p.fp32_grad_buffers) > 0)
     grad_bytes = select(accumulates & has_master, FP32_BYTES, p.grad_bytes)
     gathers = (stage >= 3) & ((shard > 1) | (np.asarray(p.offload_params) > 0))
     optimizer_shard = select(stage >= 1, shard, 1.0)

@@ -183,6 +183,15 @@ class Scenario(BaseModel):
     restart_min: float = Field(
         RESTART_MIN, ge=0, le=100_000, description="minutes from a failure until training runs again"
     )
+    # --- memory tails (issue 14 item 9; planner/formulas/activations.py, model_states.py) -------------
+    # Off by default: torchtune's LoRA recipes run lora_dropout 0.0; PEFT's examples use 0.1.
+    lora_dropout: bool = Field(
+        False, description="LoRA adapters run dropout (each keeps a dropped copy of its input and a mask)"
+    )
+    # Off by default (the previous figures); on for Megatron-LM bf16 runs and DeepSpeed's bf16 optimizer.
+    fp32_grad_buffers: bool = Field(
+        False, description="gradients kept in fp32 buffers for the whole step (Megatron main_grad)"
+    )
 
     @model_validator(mode="before")
     @classmethod

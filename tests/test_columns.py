@@ -22,6 +22,9 @@ from planner.results import ESTIMATE_FIGURES, OUTPUT_BY_KEY, OUTPUTS, SCALE, Est
 # Column names that carry no unit suffix, each for its reason (planner/columns.py docstring).
 FLAGS = {
     "has_shape",
+    "lora_all_linear",  # memory tails (issue 14 item 9)
+    "lora_dropout",
+    "fp32_grad_buffers",
     "hybrid_shard",
     "sequence_parallel",
     "flash_attention",
@@ -37,7 +40,7 @@ FLAGS = {
 }
 CODES = {"method", "recompute", "zero_stage"}
 DEGREES = {"tp", "pp", "cp", "dp"}
-WIDTHS = {"hidden_size", "head_dim", "ffn_hidden_size", "vocab_size"}
+WIDTHS = {"hidden_size", "head_dim", "ffn_hidden_size", "vocab_size", "lora_rank"}
 DIMENSIONLESS = {"pue", "experiments_multiplier", "flops_per_param_token", "tokens_per_example"}
 UNIT_SUFFIXES = (
     "_bytes",

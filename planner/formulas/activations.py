@@ -232,4 +232,3 @@ def lora_adapter_bytes(
     a_outputs = n_matrices * rank * element_bytes
     dropped = lora_dropout * (column_inputs + row_inputs) * (element_bytes + DROPOUT_MASK_BYTES)
     return tokens * (a_outputs + dropped)
-

@@ -79,8 +79,12 @@ class MemoryInputs:
     # memory tails (issue 14 item 9): LoRA adapters' saved activations, fp32 gradient buffers
     lora_rank: FloatOrArray = 0.0  # adapter rank (read only when method is LoRA or QLoRA)
     lora_all_linear: FloatOrArray = 0.0  # 1 when the MLP matrices are adapted too, 0 for attention only
-    lora_dropout: FloatOrArray = 0.0  # 1 when the adapters run dropout (each keeps a dropped input and a mask)
-    fp32_grad_buffers: FloatOrArray = 0.0  # 1: gradients live in fp32 buffers (Megatron main_grad, DeepSpeed bf16)
+    lora_dropout: FloatOrArray = (
+        0.0  # 1 when the adapters run dropout (each keeps a dropped input and a mask)
+    )
+    fp32_grad_buffers: FloatOrArray = (
+        0.0  # 1: gradients live in fp32 buffers (Megatron main_grad, DeepSpeed bf16)
+    )
 
 
 @dataclass(frozen=True)

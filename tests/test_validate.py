@@ -199,15 +199,13 @@ def test_memory_median_error_within_10_percent(report):
 # Rows the memory model cannot bring within 30 % from what the case file records (issue: "no row beyond 30 %").
 # They stay scored (not skipped) so the accuracy table shows them; the reasons are in docs/accuracy.md.
 KNOWN_BEYOND_30_PERCENT = {
-    # torchtune 0.3 Llama 3.1 recipes use a chunked cross-entropy (CEWithChunkedOutputLoss in the
-    # llama3_1 configs of the torchtune 0.3.0 wheel); the rows do not record it, so fp32 logits are charged.
-    "TTU31-5-mem",
-    "TTU31-6-mem",
+    # torchtune 0.3 Llama 3.1 405B QLoRA: the standard cross-entropy (the row's notes say so since the
+    # memory-tails work); still +40 %, not yet explained.
     "TTU31-8-mem",
-    "TTU32-8-mem",
-    # Same configuration as TTU31-4-mem (16.2 vs 30.3 GiB on a larger GPU): no single prediction is within
-    # 30 % of both (it would have to be <= 21.06 and >= 21.21 GiB).
-    "TTU31-3-mem",
+    # Same configuration as TTU31-3-mem (16.2 vs 30.3 GiB on a larger GPU): no single prediction is within
+    # 30 % of both (it would have to be <= 21.06 and >= 21.21 GiB); with the chunked loss stated the 4090 row
+    # is the one that fits.
+    "TTU31-4-mem",
     # DeepSpeed ZeRO-3 parameter offload: how much stays on the GPU depends on settings the row omits.
     "PEFT-3",
 }

@@ -59,7 +59,8 @@ def test_bubble_of_interleaved_1f1b_written_out():
 
 
 def test_the_issue_405b_layout_bubble_shrinks_with_virtual_stages():
-    # Llama 3 405B's published layout (Dubey et al. 2024, Table 4): PP 16, 16 micro-batches per replica.
+    # The issue's 405B pre-training layout: PP 16, 16 micro-batches per replica (the issue's own example; no
+    # figure of a reserved document is used, shared/reference/reserved-sources.md).
     # 1F1B: 15/(16 + 15) = 15/31 = 0.484, the issue's "0.48 bubble"; v = 2: 15/47 = 0.319; v = 4: 15/79 = 0.190.
     s = Scenario(
         model="Llama 3.1 405B", n_gpus=16384, tp=8, pp=16, micro_batch=1, grad_accum=16, seq_len=8192,

@@ -3,9 +3,8 @@
 Interleaved 1F1B gives each of the pp GPUs of a pipeline v chunks of layers. Megatron-LM asserts
 num_layers % pp == 0 and (num_layers / pp) % --num-layers-per-virtual-pipeline-stage == 0, i.e. the layers
 split into pp·v equal chunks (megatron/training/arguments.py). With --account-for-embedding-in-pipeline-split
-and --account-for-loss-in-pipeline-split the embedding and the loss count as one layer each, which is how
-Llama 3 405B ran 126 layers on 16 stages (Dubey et al. 2024, §3.3.2: one layer fewer on the first and the last
-stage); so n_layers + 2 may be the count that divides instead. Here, below the inputs, so that the Scenario can
+and --account-for-loss-in-pipeline-split the embedding and the loss count as one layer each (the first and the
+last stage then hold one transformer layer fewer, e.g. 126 layers on 16 stages of 8); so n_layers + 2 may be the count that divides instead. Here, below the inputs, so that the Scenario can
 check an imported shape itself; the plan's other pipeline formulas are in `planner.formulas.pipeline`.
 Every predicate takes ints, floats or numpy arrays (plain operators serve both, so the Scenario's check does not
 import numpy: a refused input stays quick, tests/test_bounded_inputs.py).

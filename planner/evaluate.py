@@ -264,7 +264,7 @@ def _money_and_energy(c: Columns, out: Outputs) -> Outputs:
     power = energy.energy_figures(
         n_gpus,
         hours,
-        g.tdp_w,
+        g.power_limit_w,  # the run's draw follows the power limit (its TDP unless capped)
         e.g_co2e_per_kwh,
         gpu_util_frac=e.gpu_util_frac,
         idle_power_frac=e.idle_power_frac,

@@ -183,6 +183,13 @@ class Scenario(BaseModel):
     restart_min: float = Field(
         RESTART_MIN, ge=0, le=100_000, description="minutes from a failure until training runs again"
     )
+    # --- clocks and power caps (issue 14 item 3; planner/formulas/power_cap.py) --------------------------
+    # The limit each GPU runs at; empty = the catalogue's (a variant's power_limit_w, else its TDP). The range
+    # relative to the GPU's TDP (0.25 x TDP to TDP) needs the catalogue, so `planner.resolve` checks it; here
+    # only a sanity bound: 10 W to 100 kW, the catalogue schema's tdp_w ceiling.
+    power_limit_w: float | None = Field(
+        None, ge=10, le=100_000, description="power limit per GPU, W; empty = the catalogue's (its TDP)"
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -176,6 +176,7 @@ def _inputs_shown(c: Columns) -> Outputs:
         "n_active_params": c.model.n_active_params,
         "training_tokens": c.workload.training_tokens,
         "peak_flops_per_s": c.gpu.peak_flops_per_s,
+        "power_limit_w": c.gpu.power_limit_w,
         "vram_bytes": c.gpu.vram_bytes,
         "utilisation_frac_low": c.gpu.utilisation_frac_low,
         "utilisation_frac_high": c.gpu.utilisation_frac_high,

@@ -16,7 +16,7 @@ Evidence and fit. Factryze's power-capping note (https://factryze.ai/scale-atlas
 2026-12) states that capping an H100 SXM (700 W) at 600 W "typically loses 10 to 15 % step throughput" on
 transformer pre-training. With a floor of 15 % of TDP (a bare idle GPU draws 10-15 % of TDP:
 reference/energy.md A3, C.2; the upper end) and exponent 1.5, 600 W gives
-((600 - 105) / (700 - 105)) ** (1 / 1.5) = 0.832 ** 0.667 = 0.885, i.e. 11.5 % slower: inside that band
+((600 - 105) / (700 - 105)) ** (1 / 1.5) = 0.832 ** 0.667 = 0.8846, i.e. 11.5 % slower: inside that band
 (exponent 1 would give 16.8 %, exponent 3 6.0 %, both outside). The rule is a stated judgement fitted to one
 published band, not a measured curve; it applies to the dense tensor rate only: memory-bound parts of a
 step (the HBM clock is not lowered by the SM power limit) keep their datasheet bandwidth.

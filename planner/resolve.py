@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from planner.catalogue.catalog import Catalogs, PeakRate, check_precision, peak_rate, precision_problem
+from planner.catalogue.catalog import Catalogs, check_precision, precision_problem
 from planner.catalogue.efficiency import precision_class
 from planner.catalogue.power_limits import (
+    capped_peak_rate,
     catalogue_power_limit_w,
     power_limit_problem,
     power_limit_w,
-    rate_frac,
 )
 from planner.columns import Columns, GpuColumns
 from planner.errors import PlannerError
@@ -125,7 +125,7 @@ def gpu_columns(
     A GPU that cannot run the precision gets no peak rate (NaN), even with a peak TFLOP/s typed: the rate
     of a datatype the chip lacks describes no run (`resolve` refuses such a scenario; the comparison marks it).
     """
-    rate = _capped_rate(gpu, s)
+    rate = capped_peak_rate(gpu, s.precision, s.power_limit_w)
     peak_tflops = rate.tflops if rate.tflops is None or s.peak_tflops is None else s.peak_tflops
     band, price, discount = _gpu_lookups(s, gpu, cats, n_active_params)
     low, typical, high = band
@@ -158,17 +158,6 @@ def gpu_columns(
         catalog_usd_per_gpu_hour=None if price is None else price["usd_per_gpu_hour_median"],
     )
     return columns, provenance
-
-
-def _capped_rate(gpu: dict[str, Any], s: Scenario) -> PeakRate:
-    """The datasheet dense rate at the power limit that applies (planner.formulas.power_cap); a peak TFLOP/s
-    the user typed is taken as measured at the clocks the run had and is not derated again."""
-    rate, frac = peak_rate(gpu, s.precision), rate_frac(gpu, s.power_limit_w)
-    if rate.tflops is None or frac == 1.0:
-        return rate
-    limit_w = power_limit_w(gpu, s.power_limit_w)
-    note = f"at a {limit_w:g} W power limit ({float(gpu['tdp_w']):g} W TDP): {frac:.1%} of the datasheet {rate.tflops:g}"
-    return PeakRate(rate.tflops * frac, rate.column, f"{rate.note}; {note}" if rate.note else note)
 
 
 def _price_band(s: Scenario, row: dict[str, Any] | None, discount: dict[str, Any]) -> RateBand:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner.catalogue.precisions import PeakRate, peak_rate
 from planner.errors import PlannerError
 from planner.formulas.power_cap import MIN_POWER_LIMIT_FRAC, capped_rate_frac
 
@@ -26,6 +27,16 @@ def power_limit_w(gpu_row: dict[str, Any], typed_w: float | None) -> float:
 def rate_frac(gpu_row: dict[str, Any], typed_w: float | None) -> float:
     """The share of the datasheet dense rate the GPU reaches at the limit that applies (1 at its TDP)."""
     return float(capped_rate_frac(power_limit_w(gpu_row, typed_w), float(gpu_row["tdp_w"])))
+
+
+def capped_peak_rate(gpu_row: dict[str, Any], precision: str, typed_w: float | None) -> PeakRate:
+    """The datasheet dense rate (`peak_rate`) at the power limit that applies, its note saying so."""
+    rate, frac = peak_rate(gpu_row, precision), rate_frac(gpu_row, typed_w)
+    if rate.tflops is None or frac == 1.0:
+        return rate
+    limit_w, tdp_w = power_limit_w(gpu_row, typed_w), float(gpu_row["tdp_w"])
+    note = f"at a {limit_w:g} W power limit ({tdp_w:g} W TDP): {frac:.1%} of the datasheet {rate.tflops:g}"
+    return PeakRate(rate.tflops * frac, rate.column, f"{rate.note}; {note}" if rate.note else note)
 
 
 def power_limit_problem(gpu_row: dict[str, Any], typed_w: float | None) -> PlannerError | None:

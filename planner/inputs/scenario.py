@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from planner.errors import PlannerError, check_name, numeric_range
+from planner.errors import PlannerError, check_name
 from planner.model.layer_split import check_layer_split
 from planner.model.shape import ModelShape
 
@@ -183,12 +183,10 @@ class Scenario(BaseModel):
     restart_min: float = Field(
         RESTART_MIN, ge=0, le=100_000, description="minutes from a failure until training runs again"
     )
-    # --- clocks and power caps (issue 14 item 3; planner/formulas/power_cap.py) --------------------------
-    # The limit each GPU runs at; empty = the catalogue's (a variant's power_limit_w, else its TDP). The range
-    # relative to the GPU's TDP (0.25 x TDP to TDP) needs the catalogue, so `planner.resolve` checks it; here
-    # only a sanity bound: 10 W to 100 kW, the catalogue schema's tdp_w ceiling.
+    # --- clocks and power caps (issue 14 item 3; planner/formulas/power_cap.py): 10 W-100 kW is a sanity bound
+    # (the GPU catalogue's tdp_w ceiling); the range against the GPU's TDP needs the catalogue: planner.resolve.
     power_limit_w: float | None = Field(
-        None, ge=10, le=100_000, description="power limit per GPU, W; empty = the catalogue's (its TDP)"
+        None, ge=10, le=100_000, description="power limit per GPU, W; empty = TDP"
     )
 
     @model_validator(mode="before")
@@ -299,8 +297,3 @@ class Scenario(BaseModel):
     def updated(self, **changes: Any) -> Scenario:
         """A validated copy with `changes` applied (model_copy(update=...) would skip validation)."""
         return Scenario.model_validate({**self.model_dump(), **changes})
-
-
-def field_range(name: str) -> str:
-    """The allowed range of a numeric field in words, for messages and help texts."""
-    return numeric_range(Scenario, name) or "see `python -m planner schema`"

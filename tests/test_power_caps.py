@@ -196,3 +196,33 @@ def test_sidebar_power_limit_widget_changes_the_plan_and_refuses_out_of_range(ap
     assert app.session_state["scenario"].power_limit_w == 500.0  # the previous valid value stays
     told = [e.value for e in app.error] + [w.value for w in app.warning]
     assert any(t.startswith("Power limit per GPU (W): ") and "175 to 700 W" in t for t in told), told
+
+
+def test_a_share_link_with_a_limit_the_gpu_cannot_take_keeps_the_gpu_and_drops_the_limit():
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import APP
+    from ui.state import NOTICES_KEY, SCENARIO_KEY
+
+    st.cache_data.clear()
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["gpu"] = "A100 80GB SXM"
+    at.query_params["power_limit_w"] = "600"  # above the A100's 400 W TDP
+    at.run()
+    assert not at.exception
+    kept = at.session_state[SCENARIO_KEY]
+    assert (kept.gpu, kept.power_limit_w) == ("A100 80GB SXM", None)
+    told = [w.value for w in at.warning] + list(at.session_state[NOTICES_KEY])
+    assert any(t.startswith("Ignored power limit: ") and "100 to 400 W" in t for t in told), told
+
+
+def test_picking_a_gpu_whose_range_excludes_the_typed_limit_keeps_the_gpu(app):
+    app.session_state[OVERRIDES_OPEN_KEY] = True
+    app.run()
+    app.sidebar.text_input(key="w.power_limit_w").input("600").run()
+    assert app.session_state["scenario"].power_limit_w == 600.0
+    app.sidebar.selectbox(key="w.gpu").select("A100 80GB SXM").run()
+    assert not app.exception
+    plan = app.session_state["scenario"]
+    assert (plan.gpu, plan.power_limit_w) == ("A100 80GB SXM", None)

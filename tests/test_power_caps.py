@@ -19,6 +19,7 @@ from planner.catalogue.catalog_read import CatalogError
 from planner.catalogue.catalog_tables import gpus_table
 from planner.decide.compare import compare_gpus
 from planner.decide.scenario_results import read_saved_scenarios
+from planner.decide.sheet import evaluate_rows
 from planner.decide.sweep import scenario_for
 from planner.estimate import estimate
 from planner.formulas.power_cap import MIN_POWER_LIMIT_FRAC, capped_rate_frac
@@ -96,6 +97,18 @@ def test_the_catalogue_variant_runs_at_its_own_limit():
     frame = compare_gpus(Scenario(), CATS)
     peaks = dict(zip(frame["gpu"], frame["peak_tflops"], strict=True))
     assert peaks[VARIANT] == pytest.approx(0.76100 * peaks["H100 SXM"], rel=1e-4)
+
+
+def test_the_sheet_evaluates_capped_rows_like_the_estimate_and_refuses_a_limit_out_of_range():
+    capped = Scenario(gpu="H100 SXM", power_limit_w=450.0)
+    too_high = Scenario(gpu="A100 80GB SXM", power_limit_w=450.0)  # above the A100's 400 W TDP
+    row, plain, refused = evaluate_rows([capped, Scenario(gpu="H100 SXM"), too_high], CATS)
+    assert not isinstance(row, Exception) and not isinstance(plain, Exception)
+    alone = estimate(capped, CATS)
+    for name in ("peak_tflops", "power_limit_w", "wall_clock_h", "energy_kwh", "cost_usd"):
+        assert getattr(row, name) == pytest.approx(getattr(alone, name), rel=1e-12), name
+    assert row.wall_clock_h > plain.wall_clock_h
+    assert isinstance(refused, Exception) and refused.field == "power_limit_w"
 
 
 def test_the_search_on_another_gpu_drops_the_typed_limit():

@@ -26,7 +26,12 @@ from ui.number_entry import typed_number
 from ui.safe_text import plain
 from ui.state import scenario
 
-OVERRIDE_LABELS = {"usd_per_gpu_hour": "price quote", "peak_tflops": "peak TFLOP/s", "vram_gib": "VRAM"}
+OVERRIDE_LABELS = {
+    "usd_per_gpu_hour": "price quote",
+    "peak_tflops": "peak TFLOP/s",
+    "vram_gib": "VRAM",
+    "power_limit_w": "power limit",
+}
 
 st.title("Compare GPUs")
 s = scenario()

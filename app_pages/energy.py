@@ -124,7 +124,8 @@ with st.expander(f"All {regions.height:d} regions"):
 assumptions(
     [
         "GPU draw = TDP × (idle share + (1 − idle share) × busy share); training keeps GPUs busy most of the time, "
-        "but 'busy' is not MFU — a GPU at 40 % MFU still draws near its TDP.",
+        "but 'busy' is not MFU — a GPU at 40 % MFU still draws near its TDP. A power limit below the TDP takes "
+        "the TDP's place (and lowers the peak TFLOP/s).",
         "The host (CPUs, memory, network) adds a share of GPU power; the facility multiplies IT energy by its PUE.",
         "Carbon uses the region's average grid intensity on the basis and year the data file states; a market-based "
         "figure (renewable contracts) can be much lower.",

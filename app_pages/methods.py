@@ -166,7 +166,10 @@ def energy() -> None:
     st.markdown(f"""
 - **GPU power** = TDP × (idle share + (1 − idle share) × how busy the GPU is):
   {_default("idle_power_frac"):.0%} of TDP at idle, rising linearly to TDP, {_default("gpu_util_frac"):.0%}
-  busy by default (reference energy notes, A3).
+  busy by default (reference energy notes, A3). A GPU run at a **power limit** below its TDP (the sidebar's
+  "Power limit per GPU (W)", or a capped catalogue variant) draws at the limit instead, and its clocks drop: the
+  dense tensor rate becomes ((limit − 15 % of TDP) ÷ 85 % of TDP)^(1/1.5) of the datasheet's, so 600 W on a
+  700 W H100 gives 88 %, within the 10–15 % loss published for transformer pre-training. Memory bandwidth stays.
 - **Host** (CPUs, memory, network) adds {_default("host_overhead_frac"):.0%} of the GPU draw; the data centre
   multiplies both by its **PUE** ({_default("pue"):g} by default):
   energy = (GPU + host) × PUE, the form of Green Algorithms and Patterson et al. 2021. GPU-hours include the

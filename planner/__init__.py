@@ -114,7 +114,13 @@ _PUBLIC_MODULES = {
     ),
     "planner.model.hf_config": ("shape_from_hf_config",),
     "planner.model.shape": ("ModelShape",),
-    "planner.resolve": ("Resolved", "precision_refusal", "resolve", "with_sequence_length"),
+    "planner.resolve": (
+        "Resolved",
+        "power_limit_refusal",
+        "precision_refusal",
+        "resolve",
+        "with_sequence_length",
+    ),
     "planner.results": ("Estimate",),
     "planner.views": ("co2e_by_region", "energy_components", "memory_components"),
     "planner.library.connect": ("DB_URL_ENV", "LibraryUnavailable", "library_url"),
@@ -229,7 +235,13 @@ if TYPE_CHECKING:
     from planner.library.tables import MAX_AUTHOR_CHARS, MAX_TAG_CHARS
     from planner.model.hf_config import shape_from_hf_config
     from planner.model.shape import ModelShape
-    from planner.resolve import Resolved, precision_refusal, resolve, with_sequence_length
+    from planner.resolve import (
+        Resolved,
+        power_limit_refusal,
+        precision_refusal,
+        resolve,
+        with_sequence_length,
+    )
     from planner.results import Estimate
     from planner.views import co2e_by_region, energy_components, memory_components
 

@@ -147,6 +147,9 @@ class GpuColumns:
     usd_per_gpu_hour: Column  # NaN: no price
     usd_per_gpu_hour_low: Column
     usd_per_gpu_hour_high: Column
+    # clocks and power caps (issue 14 item 3): the limit the GPU runs at (its TDP unless capped); the run's
+    # GPU power draw follows it, and `peak_flops_per_s` is already the rate at it (planner/formulas/power_cap.py)
+    power_limit_w: Column
 
 
 @dataclass(frozen=True)

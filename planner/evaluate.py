@@ -176,6 +176,7 @@ def _inputs_shown(c: Columns) -> Outputs:
         "n_active_params": c.model.n_active_params,
         "training_tokens": c.workload.training_tokens,
         "peak_flops_per_s": c.gpu.peak_flops_per_s,
+        "power_limit_w": c.gpu.power_limit_w,
         "vram_bytes": c.gpu.vram_bytes,
         "utilisation_frac_low": c.gpu.utilisation_frac_low,
         "utilisation_frac_high": c.gpu.utilisation_frac_high,
@@ -264,7 +265,7 @@ def _money_and_energy(c: Columns, out: Outputs) -> Outputs:
     power = energy.energy_figures(
         n_gpus,
         hours,
-        g.tdp_w,
+        g.power_limit_w,  # the run's draw follows the power limit (its TDP unless capped)
         e.g_co2e_per_kwh,
         gpu_util_frac=e.gpu_util_frac,
         idle_power_frac=e.idle_power_frac,

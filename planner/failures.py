@@ -57,7 +57,7 @@ def with_failures(c: Columns, out: dict[str, Any]) -> dict[str, Any]:
         return energy.energy_figures(
             lay.n_gpus,
             seconds / SECONDS_PER_HOUR,
-            g.tdp_w,
+            g.power_limit_w,
             e.g_co2e_per_kwh,
             gpu_util_frac=gpu_util_frac,
             idle_power_frac=e.idle_power_frac,

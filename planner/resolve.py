@@ -14,8 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from planner.catalogue.catalog import Catalogs, check_precision, peak_rate, precision_problem
+from planner.catalogue.catalog import Catalogs, check_precision, precision_problem
 from planner.catalogue.efficiency import precision_class
+from planner.catalogue.power_limits import (
+    capped_peak_rate,
+    catalogue_power_limit_w,
+    power_limit_problem,
+    power_limit_w,
+)
 from planner.columns import Columns, GpuColumns
 from planner.errors import PlannerError
 from planner.formulas.cost import RateBand, resolve_rate
@@ -84,6 +90,7 @@ class Resolved:
         return {
             "catalog_peak_tflops": self.gpu_provenance.catalog_peak_tflops,
             "catalog_vram_gib": self.gpu["memory_gib"],
+            "catalog_power_limit_w": catalogue_power_limit_w(self.gpu),
             "catalog_usd_per_gpu_hour": self.gpu_provenance.catalog_usd_per_gpu_hour,
             "preset_mfu": band[BANDS.index(self.scenario.efficiency_band)],
             "preset_band": band,
@@ -118,7 +125,7 @@ def gpu_columns(
     A GPU that cannot run the precision gets no peak rate (NaN), even with a peak TFLOP/s typed: the rate
     of a datatype the chip lacks describes no run (`resolve` refuses such a scenario; the comparison marks it).
     """
-    rate = peak_rate(gpu, s.precision)
+    rate = capped_peak_rate(gpu, s.precision, s.power_limit_w)
     peak_tflops = rate.tflops if rate.tflops is None or s.peak_tflops is None else s.peak_tflops
     band, price, discount = _gpu_lookups(s, gpu, cats, n_active_params)
     low, typical, high = band
@@ -140,6 +147,7 @@ def gpu_columns(
         usd_per_gpu_hour=float(money.usd_per_gpu_hour),
         usd_per_gpu_hour_low=float(money.usd_per_gpu_hour_low),
         usd_per_gpu_hour_high=float(money.usd_per_gpu_hour_high),
+        power_limit_w=power_limit_w(gpu, s.power_limit_w),
     )
     provenance = GpuProvenance(
         catalog_peak_tflops=rate.tflops,
@@ -194,6 +202,12 @@ def precision_refusal(s: Scenario, cats: Catalogs) -> PlannerError | None:
     return precision_problem(cats.gpu(s.gpu), s.precision)
 
 
+def power_limit_refusal(s: Scenario, cats: Catalogs) -> PlannerError | None:
+    """Why the scenario's typed power limit is outside its GPU's range (planner.catalogue.power_limits), or
+    None; for surfaces that check a change before keeping it. Raises `UnknownNameError` for an unknown GPU."""
+    return power_limit_problem(cats.gpu(s.gpu), s.power_limit_w)
+
+
 def _lookups(s: Scenario, cats: Catalogs) -> tuple[ModelShape | None, dict[str, Any], dict[str, Any]]:
     """The scenario's catalogue rows: model shape, GPU, grid region (each raises ValueError naming the field).
 
@@ -202,6 +216,9 @@ def _lookups(s: Scenario, cats: Catalogs) -> tuple[ModelShape | None, dict[str, 
     shape = model_shape(s, cats)
     gpu = cats.gpu(s.gpu)
     check_precision(gpu, s.precision)
+    refused = power_limit_problem(gpu, s.power_limit_w)
+    if refused is not None:
+        raise refused
     region = cats.region(s.region)
     return shape, gpu, region
 

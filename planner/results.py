@@ -51,6 +51,7 @@ class Estimate(BaseModel):
     mfu_low: float
     mfu_high: float
     peak_tflops: float
+    power_limit_w: float  # the limit each GPU runs at: its TDP unless capped (issue 14 item 3)
     step_time_s: float
     comm_time_s: float
     offload_time_s: float  # exposed host transfers + CPU optimizer step per step (issue 14 item 5)
@@ -165,6 +166,7 @@ OUTPUTS: Final = (
         ("cluster_flops_per_s", "Achieved FLOP/s, cluster", "cluster_flops_per_s"),
     ),
     *_rows("TFLOP/s", ("peak_tflops", "Peak TFLOP/s", "peak_flops_per_s")),
+    *_rows("W", ("power_limit_w", "Power limit per GPU (W)", "power_limit_w")),
     *_rows(
         "fraction",
         ("mfu", "MFU", "mfu"),

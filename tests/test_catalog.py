@@ -43,6 +43,7 @@ BRIEF_GPUS = [
     "B200", "GB200", "B300", "L40S", "L4", "A10G", "A10", "RTX 4090", "RTX 6000 Ada", "V100 32GB", "T4",
     "MI250X", "MI300X", "MI325X", "MI355X", "Gaudi 2", "Gaudi 3", "TPU v4", "TPU v5e", "TPU v5p", "TPU v6e",
     "RTX A6000",  # named by the torchtune rows of calibration.csv (validate predicts through the catalogue)
+    "H100 SXM 96GB HBM2e (500 W)",  # a power-capped variant (issue 14 item 3), named by the torchtitan rows
 ]  # fmt: skip
 
 

@@ -35,6 +35,7 @@ OVERRIDE_FIELDS = {
     "vram_gib": "VRAM",
     "usd_per_gpu_hour": "price",
     "mfu": "MFU",
+    "power_limit_w": "power limit",
 }
 
 
@@ -60,6 +61,17 @@ def _overrides() -> None:
             "%.1f",
         )
         _overridable("VRAM per GPU (GiB)", "vram_gib", derived.get("catalog_vram_gib"), "%.2f")
+        _overridable(
+            "Power limit per GPU (W)",
+            "power_limit_w",
+            derived.get("catalog_power_limit_w"),
+            "%.0f",
+            default_word="catalogue",
+            help="The limit each GPU runs at (nvidia-smi -pl), from a quarter of its TDP up to the TDP. Below "
+            "the TDP the clocks drop, so the peak TFLOP/s falls (600 W on a 700 W H100: about 88 %) and the run "
+            "draws power at the limit instead of the TDP; memory bandwidth stays. Empty: the catalogue's, its TDP "
+            "or the variant's limit. A peak TFLOP/s you type is taken as measured and not lowered again.",
+        )
         _overridable(
             "Price per GPU-hour (USD)", "usd_per_gpu_hour", derived.get("catalog_usd_per_gpu_hour"), "%.2f"
         )

@@ -20,6 +20,7 @@ from planner import (
     PlannerError,
     Scenario,
     drop_unknown_names,
+    power_limit_refusal,
     precision_refusal,
     scenario_error,
     scenario_from_query,
@@ -45,8 +46,9 @@ def init_state() -> None:
         scenario, notices = scenario_from_query(st.query_params.to_dict())
         scenario, unknown = drop_unknown_names(scenario, _name_lookups())
         scenario, refused = _runnable_precision(scenario)
+        scenario, capped = _allowed_power_limit(scenario)
         ss[SCENARIO_KEY] = scenario
-        ss[NOTICES_KEY] = notices + unknown + refused
+        ss[NOTICES_KEY] = notices + unknown + refused + capped
 
 
 def _runnable_precision(linked: Scenario) -> tuple[Scenario, list[str]]:
@@ -61,6 +63,21 @@ def _runnable_precision(linked: Scenario) -> tuple[Scenario, list[str]]:
     return linked.updated(precision=chosen), [f"{notice}; the plan uses {chosen}"]
 
 
+def _allowed_power_limit(s: Scenario) -> tuple[Scenario, list[str]]:
+    """A typed power limit outside the GPU's range (a link, or a GPU change) is dropped for the catalogue's,
+    with a notice, so the GPU the user picked is kept (issue 14 item 3)."""
+    from ui.data import catalogs
+
+    try:
+        refused = power_limit_refusal(s, catalogs())
+    except PlannerError:  # an unknown GPU: the pages say so when they resolve
+        return s, []
+    if refused is None:
+        return s, []
+    notice = refused.describe("Ignored power limit")
+    return s.updated(power_limit_w=None), [f"{notice}; the plan uses the catalogue's limit"]
+
+
 def _precision_it_runs(gpu: str) -> str | None:
     """The default precision when the GPU runs it, else the first it runs (None: it runs none we know)."""
     from ui.data import catalogs
@@ -68,6 +85,15 @@ def _precision_it_runs(gpu: str) -> str | None:
     runs = supported_precisions(catalogs().gpu(gpu))
     default = Scenario.model_fields["precision"].default
     return default if default in runs else (runs[0] if runs else None)
+
+
+def _power_limit_problem(s: Scenario) -> PlannerError | None:
+    from ui.data import catalogs
+
+    try:
+        return power_limit_refusal(s, catalogs())
+    except PlannerError:
+        return None
 
 
 def _precision_refusal(s: Scenario) -> PlannerError | None:
@@ -139,6 +165,14 @@ def _try_changes(labels: Mapping[str, str], changes: Mapping[str, Any]) -> str |
     if refused is not None and runs is not None:
         changed = changed.updated(precision=runs)
         add_notice(f"{describe_for_app(refused, labels)}. Precision is now {runs}, which it runs.")
+    if "power_limit_w" in changes:  # a limit typed outside the GPU's range is refused beside the box
+        limit_refused = _power_limit_problem(changed)
+        if limit_refused is not None:
+            return describe_for_app(limit_refused, labels)
+    elif "gpu" in changes:  # a new GPU whose range excludes the typed limit: the limit goes, the GPU stays
+        changed, dropped = _allowed_power_limit(changed)
+        for notice in dropped:
+            add_notice(notice)
     set_scenario(changed)
     return None
 

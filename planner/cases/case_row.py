@@ -28,6 +28,7 @@ from planner.cases.case_defaults import (
 from planner.cases.case_gpu import GpuMatcher
 from planner.cases.case_shape import case_shape
 from planner.catalogue.catalog import Catalogs, precision_problem, supported_precisions
+from planner.catalogue.power_limits import power_limit_problem
 from planner.formulas.units import GIB_BYTES
 from planner.inputs.scenario import Scenario
 from planner.model.layer_split import interleaving_fits
@@ -72,9 +73,10 @@ def case_scenario(row: dict[str, str], cats: Catalogs, gpus: GpuMatcher) -> tupl
         return reason
     notes: list[str] = []
     gpu = gpus.match(row["gpu"])
-    if isinstance(gpu, str) or words.power_capped(row["gpu"]):
+    limit_w = None if isinstance(gpu, str) else _power_limit(row["gpu"], gpu, notes)
+    if isinstance(gpu, str) or isinstance(limit_w, str):
         if category != "memory":
-            return gpu if isinstance(gpu, str) else _capped(row["gpu"])
+            return gpu if isinstance(gpu, str) else str(limit_w)
         # No GPU figure enters the memory model, so a memory row is predicted on any catalogue GPU.
         gpu = gpus.stand_in() if isinstance(gpu, str) else gpu
         notes.append(f"GPU '{row['gpu']}' not used by the memory model: {gpu['name']} stands in")
@@ -91,6 +93,7 @@ def case_scenario(row: dict[str, str], cats: Catalogs, gpus: GpuMatcher) -> tupl
         model_shape=shape,
         gpu=gpu["name"],
         inter_node_gb_per_s=inter_node_gb_per_s(gpu["generation"]),
+        power_limit_w=limit_w if isinstance(limit_w, float) else None,
     )
     try:
         scenario = Scenario.model_validate(fields)
@@ -136,8 +139,22 @@ def _lora_targets(row: dict[str, str], method: str, notes: list[str]) -> str:
     return stated or LORA_TARGETS
 
 
-def _capped(gpu_cell: str) -> str:
-    return f"GPU '{gpu_cell}' runs below its datasheet clocks (power-capped): capped clocks are not modelled"
+def _power_limit(gpu_cell: str, gpu: dict[str, Any], notes: list[str]) -> float | str | None:
+    """The power limit a power-capped GPU cell states (planner.formulas.power_cap derates its rates), None
+    for a GPU at its catalogue limit, or why a capped run cannot be predicted (no limit stated, or one the
+    GPU cannot take)."""
+    if not words.power_capped(gpu_cell):
+        return None
+    stated = words.power_limit_w(gpu_cell)
+    if stated is None:
+        if gpu.get("power_limit_w") is not None:  # a capped catalogue variant: its own limit applies
+            return None
+        return f"GPU '{gpu_cell}' is power-capped but states no limit in watts, so its clocks are unknown"
+    refused = power_limit_problem(gpu, stated)
+    if refused is not None:
+        return f"GPU '{gpu_cell}': the stated limit {refused.problem}"
+    notes.append(f"{gpu['name']} at the {stated:g} W power limit the GPU cell states")
+    return stated
 
 
 def _skip_reason(row: dict[str, str], unit: str) -> str | None:

@@ -118,9 +118,25 @@ def optimizer_in_backward(cell: str) -> bool:
 
 
 def power_capped(gpu_cell: str) -> bool:
-    """A GPU run below its datasheet clocks ("500W power limit"): no datasheet peak applies."""
+    """A GPU run below its datasheet clocks ("500W power limit"): its rates follow the limit."""
     low = gpu_cell.lower()
     return "power limit" in low or "power-capped" in low or "power cap" in low
+
+
+# "500W power limit", "500 W power-capped", "power limit 500 W", "capped at 450W": the watts a GPU cell states.
+_POWER_LIMIT = re.compile(
+    r"(\d+(?:\.\d+)?)\s*w\b[^,;)]*?\bpower[- ]?(?:limit|cap)"
+    r"|power[- ]?(?:limit|cap)(?:ped)?\D{0,12}?(\d+(?:\.\d+)?)\s*w\b"
+    r"|capped\s+(?:at|to)\s+(\d+(?:\.\d+)?)\s*w\b"
+)
+
+
+def power_limit_w(gpu_cell: str) -> float | None:
+    """The per-GPU power limit a GPU cell states in watts, or None (issue 14 item 3)."""
+    match = _POWER_LIMIT.search(gpu_cell.lower())
+    if match is None:
+        return None
+    return float(next(group for group in match.groups() if group is not None))
 
 
 def batch_split_per_stage(notes: str) -> bool:

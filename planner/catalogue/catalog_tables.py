@@ -16,6 +16,7 @@ import polars as pl
 from planner.catalogue.catalog_lookup import closest, gpu_name_keys, name_keys, normalise_name
 from planner.catalogue.catalog_read import FILE_COL, ROW_COL, CatalogError, Problem, read_table
 from planner.catalogue.catalog_schema import GPUS, PRICES, PRICING, TFLOPS_COLUMNS, TableSpec
+from planner.formulas.power_cap import MIN_POWER_LIMIT_FRAC
 
 # A snapshot id is a price file's name without `.csv`: a calendar date YYYY-MM-DD, optionally followed by "-" or
 # "_" and a suffix of letters, digits, "-" and "_" (2026-12-01, 2026-12-01-acme); data/README.md states the same.
@@ -43,10 +44,31 @@ def gpus_table(source: Path | bytes, origin: str, file_label: str) -> pl.DataFra
         Problem(file_label, row, "tflops_bf16", "give at least one tflops_* rate")
         for row in no_rate[ROW_COL].to_list()
     ]
+    problems += power_limit_problems(frame, file_label)
     if problems:
         raise CatalogError(problems)
     check_gpu_names(frame)
     return frame.with_columns(pl.lit(origin).alias("origin"))
+
+
+def power_limit_problems(frame: pl.DataFrame, file_label: str) -> list[Problem]:
+    """A variant's power limit lies within [MIN_POWER_LIMIT_FRAC x TDP, TDP] (planner.formulas.power_cap)."""
+    if "power_limit_w" not in frame.columns:
+        return []
+    low = pl.col("tdp_w") * MIN_POWER_LIMIT_FRAC
+    bad = frame.filter(
+        ((pl.col("power_limit_w") < low) | (pl.col("power_limit_w") > pl.col("tdp_w"))).fill_null(False)
+    )
+    return [
+        Problem(
+            file_label,
+            row,
+            "power_limit_w",
+            f"must lie between {MIN_POWER_LIMIT_FRAC:g} x tdp_w = {MIN_POWER_LIMIT_FRAC * tdp:g} W and tdp_w = "
+            f"{tdp:g} W (got {limit:g})",
+        )
+        for row, limit, tdp in bad.select(ROW_COL, "power_limit_w", "tdp_w").iter_rows()
+    ]
 
 
 def plain_table(spec: TableSpec, source: Path | bytes, origin: str, file_label: str) -> pl.DataFrame:

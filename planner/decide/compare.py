@@ -30,7 +30,7 @@ from planner.results import shown
 MAX_GPUS = 4096
 EXACT_NODES = 32  # up to 32 nodes every node count is tried; past it the grid thins (candidate_gpu_counts)
 STEPS_PER_DOUBLING = 8
-OVERRIDE_FIELDS = ("usd_per_gpu_hour", "peak_tflops", "vram_gib")
+OVERRIDE_FIELDS = ("usd_per_gpu_hour", "peak_tflops", "vram_gib", "power_limit_w")
 NO_RATE, NO_PRICE, YOUR_FIGURES = "no rate", "no price", "your overrides"
 # A GPU without a rate at the scenario's precision cannot run it (planner.catalogue.precisions): its status
 # says so instead of a figure, e.g. "no rate: cannot run fp8_mixed".

@@ -26,7 +26,7 @@ from planner.results import Estimate
 METHOD_ORDER = ("full", "lora", "qlora")
 RECOMPUTE_ORDER = ("none", "selective", "selective_op", "full")
 # Figures typed for the scenario's own GPU give way to the catalogue's on another (planner/decide/sweep.py).
-GPU_SPECIFIC_OVERRIDES = ("peak_tflops", "vram_gib", "usd_per_gpu_hour")
+GPU_SPECIFIC_OVERRIDES = ("peak_tflops", "vram_gib", "usd_per_gpu_hour", "power_limit_w")
 # Fixes whose time and money are within 5 % of each other count as equal cost; quality then decides.
 EQUAL_COST_FRAC = 0.05
 # A fix must lower the peak by more than this to be worth listing (below it the change does nothing for memory).

@@ -49,7 +49,7 @@ Progress = Callable[[int, int], None]  # (rows evaluated so far, rows in the who
 # one formula step stays in the core's L2 cache and freed buffers are reused instead of freshly mapped.
 DEFAULT_CHUNK_ROWS = 20_000
 # Figures typed for the scenario's own GPU; planner/decide/compare.py applies the same rule (OVERRIDE_FIELDS).
-GPU_SPECIFIC_OVERRIDES = ("peak_tflops", "vram_gib", "usd_per_gpu_hour")
+GPU_SPECIFIC_OVERRIDES = ("peak_tflops", "vram_gib", "usd_per_gpu_hour", "power_limit_w")
 NO_SHAPE_NOTE = (
     "The model has no shape (a bare parameter count), so its peak memory is unknown and no configuration can be "
     "shown to fit; choose a preset or import a config.json."

@@ -15,8 +15,8 @@ from decimal import Decimal, InvalidOperation
 from types import NoneType, UnionType
 from typing import Any, Union, get_args, get_origin
 
-from planner.errors import PlannerError, shortened
-from planner.inputs.scenario import Scenario, field_range
+from planner.errors import PlannerError, numeric_range, shortened
+from planner.inputs.scenario import Scenario
 
 # Longer text is not a number anyone typed: 40 characters hold any float with all its digits and an exponent.
 MAX_NUMBER_CHARS = 40
@@ -97,3 +97,8 @@ def _number_type(field: str) -> Any:
     if get_origin(annotation) in (Union, UnionType):
         return next(arg for arg in get_args(annotation) if arg is not NoneType)
     return annotation
+
+
+def field_range(name: str) -> str:
+    """The allowed range of a numeric field in words, for messages and help texts."""
+    return numeric_range(Scenario, name) or "see `python -m planner schema`"

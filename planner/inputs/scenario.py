@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from planner.errors import PlannerError, check_name, numeric_range
-from planner.model.layer_split import check_layer_split
+from planner.errors import PlannerError, check_name
+from planner.model.layer_split import check_interleaving
 from planner.model.shape import ModelShape
 
 Method = Literal["full", "lora", "qlora"]
@@ -192,6 +192,11 @@ class Scenario(BaseModel):
     fp32_grad_buffers: bool = Field(
         False, description="gradients kept in fp32 buffers for the whole step (Megatron main_grad)"
     )
+    # --- clocks and power caps (issue 14 item 3; planner/formulas/power_cap.py): 10 W-100 kW is a sanity bound
+    # (the GPU catalogue's tdp_w ceiling); the range against the GPU's TDP needs the catalogue: planner.resolve.
+    power_limit_w: float | None = Field(
+        None, ge=10, le=100_000, description="power limit per GPU, W; empty = TDP"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -245,7 +250,7 @@ class Scenario(BaseModel):
                 value=self.n_gpus,
                 related=("tp", "pp", "cp"),
             )
-        self._check_interleaving()
+        check_interleaving(self.pp, self.grad_accum, self.pp_virtual_stages, self.model_shape)
         if self.training_tokens > MAX_TRAINING_TOKENS:
             raise PlannerError(
                 "examples",
@@ -255,32 +260,6 @@ class Scenario(BaseModel):
                 related=("tokens_per_example", "epochs", "total_tokens_b"),
             )
         return self
-
-    def _check_interleaving(self) -> None:
-        """Megatron's rules for the interleaved schedule (`planner.model.layer_split`); the layer split needs
-        the model's shape, so a catalogue model is checked when the plan is resolved."""
-        v = self.pp_virtual_stages
-        if v == 1:
-            return
-        if self.pp == 1:
-            raise PlannerError(
-                "pp_virtual_stages",
-                "must be 1 without pipeline parallelism (pp 1): interleaving splits a pipeline stage",
-                value=v,
-                allowed="1 when pp is 1",
-                related=("pp",),
-            )
-        if self.grad_accum % self.pp:
-            raise PlannerError(
-                "pp_virtual_stages",
-                f"above 1 (interleaved 1F1B) needs the micro-batches per step, grad_accum {self.grad_accum}, "
-                f"to be a multiple of pp = {self.pp} (Megatron's interleaved schedule)",
-                value=v,
-                allowed=f"1, or grad_accum a multiple of {self.pp}",
-                related=("grad_accum", "pp"),
-            )
-        if self.model_shape is not None:
-            check_layer_split(self.model_shape.n_layers, self.pp, v, self.model_shape.name or "the model")
 
     @property
     def dp(self) -> int:
@@ -301,8 +280,3 @@ class Scenario(BaseModel):
     def updated(self, **changes: Any) -> Scenario:
         """A validated copy with `changes` applied (model_copy(update=...) would skip validation)."""
         return Scenario.model_validate({**self.model_dump(), **changes})
-
-
-def field_range(name: str) -> str:
-    """The allowed range of a numeric field in words, for messages and help texts."""
-    return numeric_range(Scenario, name) or "see `python -m planner schema`"

@@ -12,9 +12,12 @@ import numpy: a refused input stays quick, tests/test_bounded_inputs.py).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner.errors import PlannerError
+
+if TYPE_CHECKING:
+    from planner.model.shape import ModelShape
 
 # The embedding and the loss, counted as one layer each when Megatron balances the stages with
 # --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split.
@@ -65,3 +68,30 @@ def check_layer_split(n_layers: int, pp: int, virtual_stages: int, model: str) -
         allowed=f"at pp {pp}: {allowed}",
         related=("pp", "model"),
     )
+
+
+def check_interleaving(pp: int, grad_accum: int, v: int, shape: ModelShape | None) -> None:
+    """Megatron's rules for the interleaved schedule, as the Scenario checks them: v = 1 without a pipeline,
+    micro-batches a multiple of pp, and (when the shape is known) the layer split; a catalogue model's layer
+    split is checked when the plan is resolved."""
+    if v == 1:
+        return
+    if pp == 1:
+        raise PlannerError(
+            "pp_virtual_stages",
+            "must be 1 without pipeline parallelism (pp 1): interleaving splits a pipeline stage",
+            value=v,
+            allowed="1 when pp is 1",
+            related=("pp",),
+        )
+    if grad_accum % pp:
+        raise PlannerError(
+            "pp_virtual_stages",
+            f"above 1 (interleaved 1F1B) needs the micro-batches per step, grad_accum {grad_accum}, "
+            f"to be a multiple of pp = {pp} (Megatron's interleaved schedule)",
+            value=v,
+            allowed=f"1, or grad_accum a multiple of {pp}",
+            related=("grad_accum", "pp"),
+        )
+    if shape is not None:
+        check_layer_split(shape.n_layers, pp, v, shape.name or "the model")

@@ -54,6 +54,11 @@ class ModelColumns:
     ffn_hidden_size: Column  # MLP width a token passes through (top-k + shared experts for MoE)
     n_mlp_matrices: Column  # 2 (GeLU) or 3 (SwiGLU)
     vocab_size: Column
+    # expert parallelism (issue 14 item 1; planner/formulas/moe.py): 0 for dense models and bare counts
+    n_expert_params: Column  # routed experts' weights, all MoE layers (what ep spreads)
+    n_expert_adapter_params: Column  # LoRA adapters on the routed experts (part of n_adapter_params)
+    n_moe_layers: Column  # layers with routed experts (all but the leading dense ones)
+    n_experts_active: Column  # routed experts per token (top-k)
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,8 @@ class LayoutColumns:
     n_virtual_stages: Column
     # offload and paged optimizers (issue 14 item 5)
     host_memory_gb_per_s: Column  # per node, what a CPU optimizer step streams through
+    # expert parallelism (issue 14 item 1): GPUs the routed experts are spread over, carved out of dp
+    ep: Column
 
 
 @dataclass(frozen=True)
@@ -258,6 +265,9 @@ def memory_inputs(c: Columns) -> MemoryInputs:
         overhead_bytes=lay.overhead_bytes,
         fragmentation_frac=lay.fragmentation_frac,
         n_virtual_stages=lay.n_virtual_stages,
+        n_expert_params=m.n_expert_params,
+        n_expert_adapter_params=m.n_expert_adapter_params,
+        ep=lay.ep,
     )
 
 

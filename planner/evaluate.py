@@ -65,6 +65,7 @@ def _step_comm(c: Columns) -> comm.StepComm:
     # Mixed precision reduces gradients in fp32 (PyTorch AMP, Composer, Megatron); pure recipes in their dtype.
     grad_comm_bytes = np.where(r.master_bytes_per_param > 0, 4.0, r.grad_bytes_per_param)
     weight_comm_bytes = np.where(frozen, r.frozen_weight_bytes_per_param, r.weight_bytes_per_param)
+    expert_trainable = np.where(frozen, m.n_expert_adapter_params, m.n_expert_params)
     step = comm.layout_comm(
         n_params=m.n_params,
         n_trainable_params=np.where(frozen, m.n_adapter_params, m.n_params),
@@ -89,6 +90,7 @@ def _step_comm(c: Columns) -> comm.StepComm:
         pcie_gb_per_s=c.gpu.pcie_gb_per_s,
         inter_node_gb_per_s=lay.inter_node_gb_per_s,
         n_virtual_stages=lay.n_virtual_stages,
+        moe=comm.MoeLayout(m.n_expert_params, expert_trainable, m.n_moe_layers, m.n_experts_active, lay.ep),
     )
     # Without a shape the in-pipeline (tensor, context, pipeline) traffic is unknown: left out, as for a bare count.
     return comm.StepComm(
@@ -163,7 +165,7 @@ def _model_state_bytes_total(inputs: MemoryInputs) -> Any:
     and nothing offloaded (the same `stage_model_states` rules, one stage holding the embedding and the
     head); activations do not enter, so they are not computed.
     """
-    unsharded = dict.fromkeys(("tp", "pp", "cp", "dp"), 1.0)
+    unsharded = dict.fromkeys(("tp", "pp", "cp", "dp", "ep"), 1.0)
     whole = replace(inputs, **unsharded, zero_stage=0.0, offload_optimizer=0.0, offload_params=0.0)
     states = stage_model_states(whole, 1.0, 1.0)
     return states["weights"] + states["grads"] + states["optimizer"] + states["master"]

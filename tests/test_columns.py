@@ -36,7 +36,7 @@ FLAGS = {
     "utilisation_is_end_to_end",
 }
 CODES = {"method", "recompute", "zero_stage"}
-DEGREES = {"tp", "pp", "cp", "dp"}
+DEGREES = {"tp", "pp", "cp", "dp", "ep"}
 WIDTHS = {"hidden_size", "head_dim", "ffn_hidden_size", "vocab_size"}
 DIMENSIONLESS = {"pue", "experiments_multiplier", "flops_per_param_token", "tokens_per_example"}
 UNIT_SUFFIXES = (

@@ -76,6 +76,10 @@ class MemoryInputs:
     n_virtual_stages: FloatOrArray = 1.0
     # offload and paged optimizers (issue 14 item 5): share of a paged optimizer's states in host memory
     page_optimizer: FloatOrArray = 0.0
+    # expert parallelism (issue 14 item 1): routed experts' weights and adapters, spread over ep GPUs
+    n_expert_params: FloatOrArray = 0.0
+    n_expert_adapter_params: FloatOrArray = 0.0
+    ep: FloatOrArray = 1.0
 
 
 @dataclass(frozen=True)

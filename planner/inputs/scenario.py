@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from planner.errors import PlannerError, check_name, numeric_range
+from planner.model.expert_split import check_expert_split
 from planner.model.layer_split import check_layer_split
 from planner.model.shape import ModelShape
 
@@ -183,6 +184,12 @@ class Scenario(BaseModel):
     restart_min: float = Field(
         RESTART_MIN, ge=0, le=100_000, description="minutes from a failure until training runs again"
     )
+    # --- expert parallelism (issue 14 item 1; planner/formulas/moe.py) -----------------------------------
+    # Routed experts spread over ep GPUs carved out of the data-parallel group (Megatron-Core's
+    # --expert-model-parallel-size); 1 = every GPU holds every expert. 1024: the tp/pp/cp bound.
+    ep: int = Field(
+        1, ge=1, le=1024, description="expert-parallel degree (MoE only); 1 = no expert parallelism"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -237,6 +244,7 @@ class Scenario(BaseModel):
                 related=("tp", "pp", "cp"),
             )
         self._check_interleaving()
+        self._check_experts()
         if self.training_tokens > MAX_TRAINING_TOKENS:
             raise PlannerError(
                 "examples",
@@ -272,6 +280,24 @@ class Scenario(BaseModel):
             )
         if self.model_shape is not None:
             check_layer_split(self.model_shape.n_layers, self.pp, v, self.model_shape.name or "the model")
+
+    def _check_experts(self) -> None:
+        """Megatron-Core carves the expert-parallel group out of the data-parallel one (dp % ep == 0); the
+        expert count needs the shape, so a catalogue model is checked when the plan is resolved."""
+        if self.ep == 1:
+            return
+        if self.dp % self.ep:
+            divisors = ", ".join(str(d) for d in range(1, self.dp + 1) if self.dp % d == 0)
+            raise PlannerError(
+                "ep",
+                f"must divide the data-parallel degree dp = n_gpus / (tp x pp x cp) = {self.dp}: expert "
+                "parallelism is carved out of the data-parallel group",
+                value=self.ep,
+                allowed=f"at dp {self.dp}: {divisors}"[:200],
+                related=("n_gpus", "tp", "pp", "cp"),
+            )
+        if self.model_shape is not None:
+            check_expert_split(self.model_shape, self.ep, self.model_shape.name or "the model")
 
     @property
     def dp(self) -> int:

@@ -109,8 +109,7 @@ class LayoutColumns:
     n_virtual_stages: Column
     # offload and paged optimizers (issue 14 item 5)
     host_memory_gb_per_s: Column  # per node, what a CPU optimizer step streams through
-    # expert parallelism (issue 14 item 1): GPUs the routed experts are spread over, carved out of dp
-    ep: Column
+    ep: Column  # expert parallelism (issue 14 item 1): GPUs the routed experts are spread over, out of dp
 
 
 @dataclass(frozen=True)
@@ -265,8 +264,7 @@ def memory_inputs(c: Columns) -> MemoryInputs:
         overhead_bytes=lay.overhead_bytes,
         fragmentation_frac=lay.fragmentation_frac,
         n_virtual_stages=lay.n_virtual_stages,
-        n_expert_params=m.n_expert_params,
-        n_expert_adapter_params=m.n_expert_adapter_params,
+        **{name: getattr(m, name) for name in ("n_expert_params", "n_expert_adapter_params")},
         ep=lay.ep,
     )
 

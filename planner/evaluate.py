@@ -22,7 +22,7 @@ from planner.formulas.model_states import stage_model_states
 from planner.formulas.offload import OffloadStep
 from planner.formulas.recipes import Method, Recompute
 from planner.formulas.units import SECONDS_PER_HOUR
-from planner.step_parts import adapter_memory_time_s, checkpoint_io_s
+from planner.step_parts import adapter_memory_time_s, checkpoint_io_s, moe_layout
 
 Outputs = dict[str, Any]
 
@@ -65,7 +65,6 @@ def _step_comm(c: Columns) -> comm.StepComm:
     # Mixed precision reduces gradients in fp32 (PyTorch AMP, Composer, Megatron); pure recipes in their dtype.
     grad_comm_bytes = np.where(r.master_bytes_per_param > 0, 4.0, r.grad_bytes_per_param)
     weight_comm_bytes = np.where(frozen, r.frozen_weight_bytes_per_param, r.weight_bytes_per_param)
-    expert_trainable = np.where(frozen, m.n_expert_adapter_params, m.n_expert_params)
     step = comm.layout_comm(
         n_params=m.n_params,
         n_trainable_params=np.where(frozen, m.n_adapter_params, m.n_params),
@@ -90,7 +89,7 @@ def _step_comm(c: Columns) -> comm.StepComm:
         pcie_gb_per_s=c.gpu.pcie_gb_per_s,
         inter_node_gb_per_s=lay.inter_node_gb_per_s,
         n_virtual_stages=lay.n_virtual_stages,
-        moe=comm.MoeLayout(m.n_expert_params, expert_trainable, m.n_moe_layers, m.n_experts_active, lay.ep),
+        moe=moe_layout(c),
     )
     # Without a shape the in-pipeline (tensor, context, pipeline) traffic is unknown: left out, as for a bare count.
     return comm.StepComm(

@@ -1,5 +1,5 @@
 """Time the FLOP count and the communication model miss, composed from `Columns`: LoRA/QLoRA memory-bound
-work per step, and checkpoint I/O per run.
+work per step, and checkpoint I/O per run; and the routed experts the communication model reads.
 
 `planner.evaluate` adds them to the step; the formulas themselves live in `planner.formulas` (here:
 `planner.formulas.adapter_time`, `planner.formulas.timing`), this module only says which columns feed them.
@@ -13,7 +13,7 @@ import numpy as np
 
 from planner.columns import Columns
 from planner.failures import checkpoint_bytes_each
-from planner.formulas import adapter_time, timing
+from planner.formulas import adapter_time, comm, timing
 from planner.formulas.comm import BYTES_PER_GB
 from planner.formulas.recipes import Method, Recompute
 
@@ -48,3 +48,13 @@ def checkpoint_io_s(c: Columns) -> Any:
     load = timing.checkpoint_load_time_s(weights, storage, c.gpu.pcie_gb_per_s)
     save = timing.checkpoint_save_time_s(checkpoint_bytes_each(c), storage, w.n_checkpoints)
     return np.where(np.isfinite(w.storage_gb_per_s), load + save, 0.0)
+
+
+def moe_layout(c: Columns) -> comm.MoeLayout | None:
+    """The communication model's view of the routed experts; None for a dense model (a scalar 0), which then
+    skips every expert term."""
+    m = c.model
+    if np.ndim(m.n_expert_params) == 0 and not m.n_expert_params:
+        return None
+    trainable = np.where(c.recipe.method != Method.FULL, m.n_expert_adapter_params, m.n_expert_params)
+    return comm.MoeLayout(m.n_expert_params, trainable, m.n_moe_layers, m.n_experts_active, c.layout.ep)

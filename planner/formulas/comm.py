@@ -271,16 +271,6 @@ def layout_comm(
         dp, zero_stage, grad_accum, grad_payload, weight_payload,
         tp * cp, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard,
     )  # fmt: skip
-    expert_data_parallel = data_parallel_comm_s(
-        dp / moe.ep, zero_stage, grad_accum,
-        moe.n_expert_trainable_params / (shard * moe.ep) * grad_comm_bytes,
-        moe.n_expert_params / (shard * moe.ep) * weight_comm_bytes,
-        tp * cp * moe.ep, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard,
-    )  # fmt: skip
-    all_to_all = expert_parallel_comm_s(
-        moe.ep, moe.n_moe_layers / pp, tokens / tp, moe.top_k, hidden_size, activation_bytes,
-        grad_accum, full_recompute, link(tp * moe.ep),
-    )  # fmt: skip
     tensor = tensor_parallel_comm_s(
         tp, layers, tokens, hidden_size, activation_bytes, grad_accum, full_recompute, link(tp)
     )
@@ -288,7 +278,16 @@ def layout_comm(
     pipeline = pipeline_p2p_comm_s(
         pp, tokens, hidden_size, activation_bytes, tp, grad_accum, link(2 * tp * cp * dp), n_virtual_stages
     )
-    return StepComm(
-        pipelined_s=as_number(tensor + context + pipeline + all_to_all),
-        data_parallel_s=as_number(data_parallel + expert_data_parallel),
-    )
+    pipelined = tensor + context + pipeline
+    if moe is not NO_MOE:  # a dense model skips the expert terms (the dense search pays nothing for them)
+        data_parallel = data_parallel + data_parallel_comm_s(
+            dp / moe.ep, zero_stage, grad_accum,
+            moe.n_expert_trainable_params / (shard * moe.ep) * grad_comm_bytes,
+            moe.n_expert_params / (shard * moe.ep) * weight_comm_bytes,
+            tp * cp * moe.ep, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard,
+        )  # fmt: skip
+        pipelined = pipelined + expert_parallel_comm_s(
+            moe.ep, moe.n_moe_layers / pp, tokens / tp, moe.top_k, hidden_size, activation_bytes,
+            grad_accum, full_recompute, link(tp * moe.ep),
+        )  # fmt: skip
+    return StepComm(pipelined_s=as_number(pipelined), data_parallel_s=as_number(data_parallel))

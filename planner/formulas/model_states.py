@@ -57,6 +57,12 @@ def override_scale(p: MemoryInputs):
     return select(np.isfinite(p.bytes_per_param), wanted / np.maximum(recipe_bytes, 1.0), 1.0)
 
 
+def has_experts(p: MemoryInputs) -> bool:
+    """Whether any row has routed experts; a dense model (a scalar 0) skips the expert terms, so the dense
+    plan search pays nothing for them."""
+    return bool(np.ndim(p.n_expert_params) or p.n_expert_params > 0)
+
+
 def layer_parameters(p: MemoryInputs) -> dict[str, FloatOrArray]:
     """Per-layer parameters on one tensor-parallel rank: trainable count and weight bytes, and the bytes per
     parameter of the (frozen or trainable) embedding and head.
@@ -93,9 +99,11 @@ def stage_parameters(p: MemoryInputs, layer: dict, has_embedding, has_head) -> d
     embedding, head = p.n_embedding_params * has_embedding / p.tp, p.n_head_params * has_head / p.tp
     largest_edge = np.maximum(embedding, head)
     layers = p.n_layers / p.pp
-    expert_gathered = select(expert_shard_degree(p) > 1, 1.0 / p.ep, 0.0)
-    unit_weights = layer["weight_bytes"] + expert_gathered * layer["expert_weight_bytes"]
-    unit_trainable = layer["trainable"] + expert_gathered * layer["expert_trainable"]
+    unit_weights, unit_trainable = layer["weight_bytes"], layer["trainable"]
+    if has_experts(p):
+        expert_gathered = select(expert_shard_degree(p) > 1, 1.0 / p.ep, 0.0)
+        unit_weights = unit_weights + expert_gathered * layer["expert_weight_bytes"]
+        unit_trainable = unit_trainable + expert_gathered * layer["expert_trainable"]
     return {
         "trainable": layers * layer["trainable"] + select(layer["full"], embedding + head, 0.0),
         "weight_bytes": layers * layer["weight_bytes"] + (embedding + head) * layer["edge_bytes_per_param"],
@@ -157,10 +165,11 @@ def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
         "step_temp": select(has_master, FP32_BYTES, 0.0),
     }
     factors = {"scale": scale, "unit_grads": scale * p.grad_bytes, "gathers": gathers, "piped": piped}
+    experts = has_experts(p)
     for name, per_param in bytes_per_param.items():
         split = splits.get(name, splits["optimizer"])  # master and step_temp follow the optimizer's shards
         factors[name] = scale * per_param / split
-        factors[f"expert_{name}"] = scale * per_param / np.maximum(split, p.ep)
+        factors[f"expert_{name}"] = scale * per_param / np.maximum(split, p.ep) if experts else 0.0
     return factors
 
 
@@ -180,11 +189,15 @@ def stage_model_states(p: MemoryInputs, has_embedding, has_head, layer=None, fac
     stage_gathered = f["scale"] * (params["weight_bytes"] + params["expert_weight_bytes"] / p.ep)
     gathered = select(f["piped"], stage_gathered, layers_gathered)
     in_backward = np.asarray(p.optimizer_in_backward) > 0
+    moe = has_experts(p)
 
     def both(name: str) -> FloatOrArray:
-        return f[name] * trainable + f[f"expert_{name}"] * experts
+        dense = f[name] * trainable
+        return dense + f[f"expert_{name}"] * experts if moe else dense
 
-    weights = f["weights"] * params["weight_bytes"] + f["expert_weights"] * params["expert_weight_bytes"]
+    weights = f["weights"] * params["weight_bytes"]
+    if moe:
+        weights = weights + f["expert_weights"] * params["expert_weight_bytes"]
     return {
         "weights": weights,
         "grads": select(in_backward, unit_grads, both("grads")),

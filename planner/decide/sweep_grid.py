@@ -41,7 +41,8 @@ DEFAULT_VIRTUAL_STAGES = (1, 2, 4)
 DEFAULT_EXPERT_DEGREES = (1, 2, 4, 8, 16, 32, 64)
 # 5 M layouts keep the grid's own columns near 320 MB; the default search holds a few hundred thousand.
 MAX_LAYOUTS = 5_000_000
-# the `planner.columns` layout columns a layout sets (micro-batch in sequences, accumulation in micro-batches)
+# the `planner.columns` layout columns a layout sets (micro-batch in sequences, accumulation in micro-batches);
+# the last, ep, only in a grid that varies it (a model with routed experts)
 LAYOUT_COLUMNS = (
     "n_gpus",
     "tp",
@@ -179,9 +180,8 @@ def layout_grid(
             parts.append(
                 _pair_layouts(base, usable, float(tp), (float(pp), float(v)), other_axes, target, eps)
             )
-    columns = {
-        name: np.concatenate([p[name] for p in parts]) if parts else np.empty(0) for name in LAYOUT_COLUMNS
-    }
+    names = LAYOUT_COLUMNS if eps != (1,) else LAYOUT_COLUMNS[:-1]  # a dense grid keeps the scenario's ep 1
+    columns = {name: np.concatenate([p[name] for p in parts]) if parts else np.empty(0) for name in names}
     order = np.lexsort([columns[name] for name in reversed(LAYOUT_COLUMNS[:3] + LAYOUT_COLUMNS[4:7])])
     n_candidates = len(counts) * len(tps) * len(schedules) * n_other
     return LayoutGrid(
@@ -238,8 +238,8 @@ def _pair_layouts(
             a[interleavable] for a in (n_gpus, zero, recompute, micro, dp, accum)
         )
     full = np.full(len(dp), 1.0)
-    values = (n_gpus, tp * full, pp * full, dp, zero, recompute, micro, accum, v * full, full)
-    layout = dict(zip(LAYOUT_COLUMNS, values, strict=True))
+    values = (n_gpus, tp * full, pp * full, dp, zero, recompute, micro, accum, v * full)
+    layout = dict(zip(LAYOUT_COLUMNS[:-1], values, strict=True))
     if eps == (1,):
         return layout
     parts = [{k: c[dp % ep == 0] for k, c in layout.items()} for ep in eps]

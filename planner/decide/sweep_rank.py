@@ -127,7 +127,7 @@ def result_frame(
         one = resolved[int(gpu_index)]
         layout = grid.take(kept.layout_index[indices[where]])
         figures = shown(evaluate(one.columns.replace(**layout)), _FLOAT)
-        for name in OFFLOAD_COLUMNS:  # the scenario's own flags unless the grid varies them (an offload pass)
+        for name in (*OFFLOAD_COLUMNS, "ep"):  # the scenario's own unless the grid varies them
             layout.setdefault(name, np.full(len(where), float(getattr(one.columns.layout, name))))
         for i, position in enumerate(where):
             records[position] = _record(str(one.gpu["name"]), layout, figures, i)

@@ -207,6 +207,9 @@ def test_share_link_and_csv_carry_ep():
     query = scenario_to_query(s)
     assert query["ep"] == "4"
     assert scenario_from_query(query)[0].ep == 4
+    from planner.inputs.scenario_io import INPUT_COLUMNS
+
+    assert "ep" in INPUT_COLUMNS  # the scenario CSV's column, written and read like every input
 
 
 # --- search ---------------------------------------------------------------------------------------------------

@@ -72,17 +72,24 @@ def layer_parameters(p: MemoryInputs) -> dict[str, FloatOrArray]:
     """
     full = np.asarray(p.method) == Method.FULL
     per_layer = p.n_layers * p.tp
-    expert = p.n_expert_params / per_layer
-    dense = (p.n_params - p.n_embedding_params - p.n_head_params) / per_layer - expert
-    trainable = select(full, dense, (p.n_adapter_params - p.n_expert_adapter_params) / per_layer)
-    expert_trainable = select(full, expert, p.n_expert_adapter_params / per_layer)
+    dense = (p.n_params - p.n_embedding_params - p.n_head_params) / per_layer
+    adapters = p.n_adapter_params / per_layer
+    expert_trainable: FloatOrArray = 0.0
+    expert_weight_bytes: FloatOrArray = 0.0
+    if has_experts(p):  # a dense model skips these (the dense plan search pays nothing for them)
+        expert = p.n_expert_params / per_layer
+        dense, adapters = dense - expert, adapters - p.n_expert_adapter_params / per_layer
+        expert_trainable = select(full, expert, p.n_expert_adapter_params / per_layer)
+        expert_weight_bytes = expert_trainable * p.weight_bytes + select(
+            full, 0.0, expert * p.frozen_weight_bytes
+        )
+    trainable = select(full, dense, adapters)
     return {
         "full": full,
         "trainable": trainable,
         "weight_bytes": trainable * p.weight_bytes + select(full, 0.0, dense * p.frozen_weight_bytes),
         "expert_trainable": expert_trainable,
-        "expert_weight_bytes": expert_trainable * p.weight_bytes
-        + select(full, 0.0, expert * p.frozen_weight_bytes),
+        "expert_weight_bytes": expert_weight_bytes,
         "edge_bytes_per_param": select(full, p.weight_bytes, p.frozen_other_weight_bytes),
     }
 
@@ -107,8 +114,8 @@ def stage_parameters(p: MemoryInputs, layer: dict, has_embedding, has_head) -> d
     return {
         "trainable": layers * layer["trainable"] + select(layer["full"], embedding + head, 0.0),
         "weight_bytes": layers * layer["weight_bytes"] + (embedding + head) * layer["edge_bytes_per_param"],
-        "expert_trainable": layers * layer["expert_trainable"],
-        "expert_weight_bytes": layers * layer["expert_weight_bytes"],
+        "expert_trainable": layers * layer["expert_trainable"] if has_experts(p) else 0.0,
+        "expert_weight_bytes": layers * layer["expert_weight_bytes"] if has_experts(p) else 0.0,
         "unit_weight_bytes": np.maximum(unit_weights, largest_edge * layer["edge_bytes_per_param"]),
         "unit_trainable": np.maximum(unit_trainable, select(layer["full"], largest_edge, 0.0)),
     }
@@ -186,10 +193,12 @@ def stage_model_states(p: MemoryInputs, has_embedding, has_head, layer=None, fac
     trainable, experts = params["trainable"], params["expert_trainable"]
     unit_grads = f["unit_grads"] * params["unit_trainable"]
     layers_gathered = GATHERED_UNITS * f["scale"] * params["unit_weight_bytes"] + unit_grads
-    stage_gathered = f["scale"] * (params["weight_bytes"] + params["expert_weight_bytes"] / p.ep)
-    gathered = select(f["piped"], stage_gathered, layers_gathered)
-    in_backward = np.asarray(p.optimizer_in_backward) > 0
     moe = has_experts(p)
+    stage_weights = (
+        params["weight_bytes"] + params["expert_weight_bytes"] / p.ep if moe else params["weight_bytes"]
+    )
+    gathered = select(f["piped"], f["scale"] * stage_weights, layers_gathered)
+    in_backward = np.asarray(p.optimizer_in_backward) > 0
 
     def both(name: str) -> FloatOrArray:
         dense = f[name] * trainable

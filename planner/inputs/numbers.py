@@ -15,8 +15,8 @@ from decimal import Decimal, InvalidOperation
 from types import NoneType, UnionType
 from typing import Any, Union, get_args, get_origin
 
-from planner.errors import PlannerError, shortened
-from planner.inputs.scenario import Scenario, field_range
+from planner.errors import PlannerError, numeric_range, shortened
+from planner.inputs.scenario import Scenario
 
 # Longer text is not a number anyone typed: 40 characters hold any float with all its digits and an exponent.
 MAX_NUMBER_CHARS = 40
@@ -26,6 +26,13 @@ MAX_DECIMAL_EXPONENT = 30
 # Digits with optional thousands separators (a comma, an apostrophe, a thin or plain space, an underscore
 # between groups of three), an optional fraction and an optional exponent. A leading sign is kept so that `-5`
 # reaches the range check and is reported as out of range rather than as "not a number".
+
+
+def field_range(name: str) -> str:
+    """The allowed range of a numeric field in words, for messages and help texts."""
+    return numeric_range(Scenario, name) or "see `python -m planner schema`"
+
+
 _NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:([,' _\u202f])\d{3})(?:\1\d{3})*|\d+)?(?:\.\d*)?(?:[eE][+-]?\d+)?")
 
 

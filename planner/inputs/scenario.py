@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from planner.errors import PlannerError, check_name, numeric_range
-from planner.model.expert_split import check_expert_split
+from planner.errors import PlannerError, check_name
+from planner.model.expert_split import check_expert_degree
 from planner.model.layer_split import check_layer_split
 from planner.model.shape import ModelShape
 
@@ -184,12 +184,9 @@ class Scenario(BaseModel):
     restart_min: float = Field(
         RESTART_MIN, ge=0, le=100_000, description="minutes from a failure until training runs again"
     )
-    # --- expert parallelism (issue 14 item 1; planner/formulas/moe.py) -----------------------------------
-    # Routed experts spread over ep GPUs carved out of the data-parallel group (Megatron-Core's
-    # --expert-model-parallel-size); 1 = every GPU holds every expert. 1024: the tp/pp/cp bound.
-    ep: int = Field(
-        1, ge=1, le=1024, description="expert-parallel degree (MoE only); 1 = no expert parallelism"
-    )
+    # --- expert parallelism (issue 14 item 1): routed experts over ep GPUs carved out of dp (Megatron-Core's
+    # --expert-model-parallel-size; planner/formulas/moe.py); 1024 as for tp.
+    ep: int = Field(1, ge=1, le=1024, description="expert-parallel degree (MoE only); 1 = none")
 
     @model_validator(mode="before")
     @classmethod
@@ -244,7 +241,7 @@ class Scenario(BaseModel):
                 related=("tp", "pp", "cp"),
             )
         self._check_interleaving()
-        self._check_experts()
+        check_expert_degree(self.ep, self.dp, self.model_shape)  # a catalogue model's experts: at resolve
         if self.training_tokens > MAX_TRAINING_TOKENS:
             raise PlannerError(
                 "examples",
@@ -281,24 +278,6 @@ class Scenario(BaseModel):
         if self.model_shape is not None:
             check_layer_split(self.model_shape.n_layers, self.pp, v, self.model_shape.name or "the model")
 
-    def _check_experts(self) -> None:
-        """Megatron-Core carves the expert-parallel group out of the data-parallel one (dp % ep == 0); the
-        expert count needs the shape, so a catalogue model is checked when the plan is resolved."""
-        if self.ep == 1:
-            return
-        if self.dp % self.ep:
-            divisors = ", ".join(str(d) for d in range(1, self.dp + 1) if self.dp % d == 0)
-            raise PlannerError(
-                "ep",
-                f"must divide the data-parallel degree dp = n_gpus / (tp x pp x cp) = {self.dp}: expert "
-                "parallelism is carved out of the data-parallel group",
-                value=self.ep,
-                allowed=f"at dp {self.dp}: {divisors}"[:200],
-                related=("n_gpus", "tp", "pp", "cp"),
-            )
-        if self.model_shape is not None:
-            check_expert_split(self.model_shape, self.ep, self.model_shape.name or "the model")
-
     @property
     def dp(self) -> int:
         """Data-parallel degree: GPUs left after tensor, pipeline and context parallelism."""
@@ -318,8 +297,3 @@ class Scenario(BaseModel):
     def updated(self, **changes: Any) -> Scenario:
         """A validated copy with `changes` applied (model_copy(update=...) would skip validation)."""
         return Scenario.model_validate({**self.model_dump(), **changes})
-
-
-def field_range(name: str) -> str:
-    """The allowed range of a numeric field in words, for messages and help texts."""
-    return numeric_range(Scenario, name) or "see `python -m planner schema`"

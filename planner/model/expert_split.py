@@ -19,6 +19,25 @@ def allowed_expert_degrees(n_experts: int, limit: int = 1024) -> list[int]:
     return [ep for ep in range(1, min(n_experts, limit) + 1) if n_experts % ep == 0]
 
 
+def check_expert_degree(ep: int, dp: int, shape: ModelShape | None) -> None:
+    """The Scenario's rule: Megatron-Core carves the expert-parallel group out of the data-parallel one
+    (dp % ep == 0); with a shape at hand, also `check_expert_split`."""
+    if ep == 1:
+        return
+    if dp % ep:
+        divisors = ", ".join(str(d) for d in range(1, dp + 1) if dp % d == 0)
+        raise PlannerError(
+            "ep",
+            f"must divide the data-parallel degree dp = n_gpus / (tp x pp x cp) = {dp}: expert parallelism is "
+            "carved out of the data-parallel group",
+            value=ep,
+            allowed=f"at dp {dp}: {divisors}"[:200],
+            related=("n_gpus", "tp", "pp", "cp"),
+        )
+    if shape is not None:
+        check_expert_split(shape, ep, shape.name or "the model")
+
+
 def check_expert_split(shape: ModelShape, ep: int, model: str) -> None:
     """Raise a PlannerError naming `ep` when the model's routed experts do not split into ep equal groups."""
     if ep == 1:

@@ -232,6 +232,15 @@ def test_search_returns_expert_parallel_plans_for_an_moe_model():
     assert set(fixed.top["ep"].to_list()) == {1}
 
 
+def test_a_fixed_ep_the_model_cannot_take_finds_nothing_and_says_which_choice():
+    # Mixtral 8x7B has 8 routed experts: a fixed EP 16 is obeyed (no plan quietly runs another degree)
+    base = Scenario(model="Mixtral 8x7B", gpu="H100 SXM", n_gpus=16, micro_batch=1, grad_accum=8)
+    space = obeying_space(base, {"ep": 16})
+    result = search(base, Constraints(gpus=("H100 SXM",), max_gpus=64), space, catalogs=CATS)
+    assert result.top.height == 0
+    assert "EP" in result.reason, result.reason
+
+
 def test_dense_grids_do_not_grow():
     base = Scenario(model="Llama 3.1 70B", n_gpus=8)
     dense = layout_grid(base, SearchSpace(), 64, 80.0, 64.0)

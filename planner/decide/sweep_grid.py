@@ -176,7 +176,7 @@ def layout_grid(
                 f"max_gpus: the search would hold over {MAX_LAYOUTS:,} layouts per GPU type; lower the maximum "
                 "GPU count or narrow the choices"
             )
-        if len(usable):
+        if len(usable) and eps:  # no degree the model takes: no layouts at all
             parts.append(
                 _pair_layouts(base, usable, float(tp), (float(pp), float(v)), other_axes, target, eps)
             )
@@ -203,11 +203,11 @@ def pipeline_schedules(
 
 
 def expert_degrees(degrees: tuple[int, ...], n_experts: float | None) -> tuple[int, ...]:
-    """The expert-parallel degrees a model allows among `degrees`: divisors of its routed experts; 1 alone
-    for a dense model (whatever the space holds, nothing else is valid there)."""
-    if not n_experts:
-        return (1,)
-    return tuple(ep for ep in degrees if int(n_experts) % ep == 0) or (1,)
+    """The expert-parallel degrees a model allows among `degrees`: divisors of its routed experts, and for a
+    dense model 1 alone. None left (a fixed degree the model cannot take): no layouts, so the search says
+    which fixed choice is in the way instead of quietly running another degree."""
+    allowed = [1] if not n_experts else [ep for ep in degrees if int(n_experts) % ep == 0]
+    return tuple(ep for ep in allowed if ep in degrees)
 
 
 def _pair_layouts(

@@ -47,6 +47,7 @@ TABLE_COLUMNS = {
     "tp": st.column_config.NumberColumn("TP", format="%d"),
     "pp": st.column_config.NumberColumn("PP", format="%d"),
     "pp_virtual_stages": st.column_config.NumberColumn("Virtual stages", format="%d"),
+    "ep": st.column_config.NumberColumn("EP", format="%d", help="expert-parallel degree (MoE models)"),
     "dp": st.column_config.NumberColumn("DP", format="%d"),
     "zero_stage": st.column_config.NumberColumn("ZeRO", format="%d"),
     "recompute": st.column_config.TextColumn("Recompute"),

@@ -76,6 +76,7 @@ _PUBLIC_MODULES = {
         "search",
     ),
     "planner.decide.sweep_grid": (
+        "DEFAULT_EXPERT_DEGREES",
         "DEFAULT_MAX_GPUS",
         "DEFAULT_MICRO_BATCHES",
         "DEFAULT_PP_DEGREES",
@@ -190,6 +191,7 @@ if TYPE_CHECKING:
     )
     from planner.decide.sweep import OBJECTIVES, Constraints, SearchResult, priced_gpus, scenario_for, search
     from planner.decide.sweep_grid import (
+        DEFAULT_EXPERT_DEGREES,
         DEFAULT_MAX_GPUS,
         DEFAULT_MICRO_BATCHES,
         DEFAULT_PP_DEGREES,

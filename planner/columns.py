@@ -27,8 +27,7 @@ from typing import Any, Final, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from planner.formulas import offload
-from planner.formulas.memory_inputs import MemoryBreakdown, MemoryInputs
+from planner.formulas.memory_inputs import MemoryInputs
 
 Column = float | npt.NDArray[np.float64]
 
@@ -54,6 +53,11 @@ class ModelColumns:
     ffn_hidden_size: Column  # MLP width a token passes through (top-k + shared experts for MoE)
     n_mlp_matrices: Column  # 2 (GeLU) or 3 (SwiGLU)
     vocab_size: Column
+    # expert parallelism (issue 14 item 1; planner/formulas/moe.py): 0 for dense models and bare counts
+    n_expert_params: Column  # routed experts' weights, all MoE layers (what ep spreads)
+    n_expert_adapter_params: Column  # LoRA adapters on the routed experts (part of n_adapter_params)
+    n_moe_layers: Column  # layers with routed experts (all but the leading dense ones)
+    n_experts_active: Column  # routed experts per token (top-k)
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,7 @@ class LayoutColumns:
     lora_all_linear: Column  # flag: the MLP matrices are adapted too
     lora_dropout: Column  # flag: adapters keep a dropped input copy and a mask
     fp32_grad_buffers: Column  # flag: gradients in fp32 buffers for the whole step
+    ep: Column  # expert parallelism (issue 14 item 1): GPUs the routed experts are spread over, out of dp
 
 
 @dataclass(frozen=True)
@@ -270,34 +275,6 @@ def memory_inputs(c: Columns) -> MemoryInputs:
         lora_all_linear=lay.lora_all_linear,
         lora_dropout=lay.lora_dropout,
         fp32_grad_buffers=lay.fp32_grad_buffers,
-    )
-
-
-def offload_step(c: Columns, host: MemoryBreakdown) -> offload.OffloadStep:
-    """The offload model's view: one GPU's host transfers and CPU step, from what memory put on its host."""
-    r, lay = c.recipe, c.layout
-    flags = (lay.offload_optimizer, lay.offload_params, lay.offload_activations, r.paged_optimizer)
-    if not any(np.any(np.asarray(flag) > 0) for flag in flags):  # nothing on the host: skip the per-row work
-        return offload.NO_OFFLOAD
-    state_bytes = r.optimizer_bytes_per_param + r.master_bytes_per_param
-    return offload.offload_step(
-        host_optimizer_params=np.where(
-            state_bytes > 0, host.host_optimizer_bytes / np.maximum(state_bytes, 1e-30), 0.0
-        ),
-        host_weights_bytes=host.host_weights_bytes,
-        host_grads_bytes=host.host_grads_bytes,
-        host_activations_bytes=host.host_activations_bytes,
-        paged_bytes=host.host_paged_bytes,
-        activation_micro_batches_held=np.minimum(lay.n_micro_batches, lay.pp),
-        n_micro_batches=lay.n_micro_batches,
-        offload_params=lay.offload_params,
-        bytes_per_param={
-            "optimizer": r.optimizer_bytes_per_param,
-            "master": r.master_bytes_per_param,
-            "grad": r.grad_bytes_per_param,
-            "weight": r.weight_bytes_per_param,
-        },
-        gpus_on_host=np.minimum(lay.n_gpus, lay.n_gpus_per_node),
-        pcie_gb_per_s=c.gpu.pcie_gb_per_s,
-        host_memory_gb_per_s=lay.host_memory_gb_per_s,
+        **{name: getattr(m, name) for name in ("n_expert_params", "n_expert_adapter_params")},
+        ep=lay.ep,
     )

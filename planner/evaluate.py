@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.columns import Columns, memory_inputs, offload_step
+from planner.columns import Columns, memory_inputs
 from planner.failures import with_failures
 from planner.formulas import comm, compute, cost, energy, timing
 from planner.formulas.memory import MemoryBreakdown, MemoryInputs, max_micro_batch, memory_with_paging
@@ -22,7 +22,7 @@ from planner.formulas.model_states import stage_model_states
 from planner.formulas.offload import OffloadStep
 from planner.formulas.recipes import Method, Recompute
 from planner.formulas.units import SECONDS_PER_HOUR
-from planner.step_parts import adapter_memory_time_s, checkpoint_io_s
+from planner.step_parts import adapter_memory_time_s, checkpoint_io_s, moe_layout, offload_step
 
 Outputs = dict[str, Any]
 
@@ -89,6 +89,7 @@ def _step_comm(c: Columns) -> comm.StepComm:
         pcie_gb_per_s=c.gpu.pcie_gb_per_s,
         inter_node_gb_per_s=lay.inter_node_gb_per_s,
         n_virtual_stages=lay.n_virtual_stages,
+        moe=moe_layout(c),
     )
     # Without a shape the in-pipeline (tensor, context, pipeline) traffic is unknown: left out, as for a bare count.
     return comm.StepComm(
@@ -163,7 +164,7 @@ def _model_state_bytes_total(inputs: MemoryInputs) -> Any:
     and nothing offloaded (the same `stage_model_states` rules, one stage holding the embedding and the
     head); activations do not enter, so they are not computed.
     """
-    unsharded = dict.fromkeys(("tp", "pp", "cp", "dp"), 1.0)
+    unsharded = dict.fromkeys(("tp", "pp", "cp", "dp", "ep"), 1.0)
     whole = replace(inputs, **unsharded, zero_stage=0.0, offload_optimizer=0.0, offload_params=0.0)
     states = stage_model_states(whole, 1.0, 1.0)
     return states["weights"] + states["grads"] + states["optimizer"] + states["master"]

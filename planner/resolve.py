@@ -29,6 +29,7 @@ from planner.formulas.sequence import SequenceLength, chosen_seq_len
 from planner.formulas.units import GIB_BYTES
 from planner.inputs.scenario import CUSTOM_MODEL, Scenario
 from planner.model.architecture import ParamCounts
+from planner.model.expert_split import check_expert_split
 from planner.model.layer_split import check_layer_split
 from planner.model.shape import ModelShape
 from planner.scenario_columns import (
@@ -228,6 +229,12 @@ def resolve(s: Scenario, cats: Catalogs) -> Resolved:
     shape, gpu, region = _lookups(s, cats)
     if shape is not None:  # the Scenario checks an imported shape itself; a catalogue model only here
         check_layer_split(shape.n_layers, s.pp, s.pp_virtual_stages, _model_label(s, shape))
+        check_expert_split(shape, s.ep, _model_label(s, shape))
+    elif s.ep > 1:  # a bare parameter count has no experts to spread
+        raise PlannerError(
+            "ep", "needs a model with routed experts (a bare parameter count has none)", value=s.ep,
+            allowed="1 without a model shape", related=("params_b", "model"),
+        )  # fmt: skip
     seq = sequence_length(s, shape)
     model, counts = model_columns(s, shape)
     hw, provenance = gpu_columns(s, gpu, cats, float(model.n_active_params))

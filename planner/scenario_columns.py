@@ -17,6 +17,7 @@ from planner.model.architecture import (
     linear_params_all_layers,
     lora_adapter_params,
 )
+from planner.model.expert_split import routed_expert_adapter_params, routed_expert_params
 from planner.model.shape import ModelShape
 
 
@@ -41,6 +42,8 @@ def model_columns(s: Scenario, shape: ModelShape | None) -> tuple[ModelColumns, 
             ffn_hidden_size=1.0,
             n_mlp_matrices=2.0,
             vocab_size=1.0,
+            **dict.fromkeys(("n_expert_params", "n_expert_adapter_params", "n_moe_layers"), 0.0),
+            n_experts_active=0.0,
         )
         return bare, None
     counts = count_params(shape)
@@ -68,6 +71,10 @@ def model_columns(s: Scenario, shape: ModelShape | None) -> tuple[ModelColumns, 
         ffn_hidden_size=float(ffn_active),
         n_mlp_matrices=3.0 if shape.mlp_kind == "swiglu" else 2.0,
         vocab_size=float(shape.vocab_size),
+        n_expert_params=float(routed_expert_params(shape)),
+        n_expert_adapter_params=float(routed_expert_adapter_params(shape, s.lora_rank, s.lora_targets)),
+        n_moe_layers=float(shape.n_layers - shape.n_dense_layers if shape.is_moe else 0),
+        n_experts_active=float(shape.n_experts_active if shape.is_moe else 0),
     ), counts
 
 
@@ -118,6 +125,7 @@ def layout_columns(s: Scenario) -> LayoutColumns:
         lora_all_linear=float(s.lora_targets == "all_linear"),
         lora_dropout=float(s.lora_dropout),
         fp32_grad_buffers=float(s.fp32_grad_buffers),
+        ep=float(s.ep),
     )
 
 

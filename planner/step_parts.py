@@ -1,8 +1,9 @@
 """Time the FLOP count and the communication model miss, composed from `Columns`: LoRA/QLoRA memory-bound
-work per step, and checkpoint I/O per run.
+work per step, checkpoint I/O per run, the host transfers of offload; and the routed experts the communication
+model reads.
 
 `planner.evaluate` adds them to the step; the formulas themselves live in `planner.formulas` (here:
-`planner.formulas.adapter_time`, `planner.formulas.timing`), this module only says which columns feed them.
+`planner.formulas.adapter_time`, `.offload`, `.comm`, `.timing`), this module only says which columns feed them.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import numpy as np
 
 from planner.columns import Columns
 from planner.failures import checkpoint_bytes_each
-from planner.formulas import adapter_time, timing
+from planner.formulas import adapter_time, comm, offload, timing
 from planner.formulas.comm import BYTES_PER_GB
+from planner.formulas.memory_inputs import MemoryBreakdown
 from planner.formulas.recipes import Method, Recompute
 
 
@@ -48,3 +50,43 @@ def checkpoint_io_s(c: Columns) -> Any:
     load = timing.checkpoint_load_time_s(weights, storage, c.gpu.pcie_gb_per_s)
     save = timing.checkpoint_save_time_s(checkpoint_bytes_each(c), storage, w.n_checkpoints)
     return np.where(np.isfinite(w.storage_gb_per_s), load + save, 0.0)
+
+
+def moe_layout(c: Columns) -> comm.MoeLayout | None:
+    """The communication model's view of the routed experts; None for a dense model (a scalar 0), which then
+    skips every expert term."""
+    m = c.model
+    if np.ndim(m.n_expert_params) == 0 and not m.n_expert_params:
+        return None
+    trainable = np.where(c.recipe.method != Method.FULL, m.n_expert_adapter_params, m.n_expert_params)
+    return comm.MoeLayout(m.n_expert_params, trainable, m.n_moe_layers, m.n_experts_active, c.layout.ep)
+
+
+def offload_step(c: Columns, host: MemoryBreakdown) -> offload.OffloadStep:
+    """The offload model's view: one GPU's host transfers and CPU step, from what memory put on its host."""
+    r, lay = c.recipe, c.layout
+    flags = (lay.offload_optimizer, lay.offload_params, lay.offload_activations, r.paged_optimizer)
+    if not any(np.any(np.asarray(flag) > 0) for flag in flags):  # nothing on the host: skip the per-row work
+        return offload.NO_OFFLOAD
+    state_bytes = r.optimizer_bytes_per_param + r.master_bytes_per_param
+    return offload.offload_step(
+        host_optimizer_params=np.where(
+            state_bytes > 0, host.host_optimizer_bytes / np.maximum(state_bytes, 1e-30), 0.0
+        ),
+        host_weights_bytes=host.host_weights_bytes,
+        host_grads_bytes=host.host_grads_bytes,
+        host_activations_bytes=host.host_activations_bytes,
+        paged_bytes=host.host_paged_bytes,
+        activation_micro_batches_held=np.minimum(lay.n_micro_batches, lay.pp),
+        n_micro_batches=lay.n_micro_batches,
+        offload_params=lay.offload_params,
+        bytes_per_param={
+            "optimizer": r.optimizer_bytes_per_param,
+            "master": r.master_bytes_per_param,
+            "grad": r.grad_bytes_per_param,
+            "weight": r.weight_bytes_per_param,
+        },
+        gpus_on_host=np.minimum(lay.n_gpus, lay.n_gpus_per_node),
+        pcie_gb_per_s=c.gpu.pcie_gb_per_s,
+        host_memory_gb_per_s=lay.host_memory_gb_per_s,
+    )

@@ -39,7 +39,7 @@ FLAGS = {
     "utilisation_is_end_to_end",
 }
 CODES = {"method", "recompute", "zero_stage"}
-DEGREES = {"tp", "pp", "cp", "dp"}
+DEGREES = {"tp", "pp", "cp", "dp", "ep"}
 WIDTHS = {"hidden_size", "head_dim", "ffn_hidden_size", "vocab_size", "lora_rank"}
 DIMENSIONLESS = {"pue", "experiments_multiplier", "flops_per_param_token", "tokens_per_example"}
 UNIT_SUFFIXES = (

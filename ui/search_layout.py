@@ -11,6 +11,7 @@ import streamlit as st
 
 from planner import (
     ANY,
+    DEFAULT_EXPERT_DEGREES,
     DEFAULT_MICRO_BATCHES,
     DEFAULT_PP_DEGREES,
     DEFAULT_RECOMPUTE,
@@ -39,6 +40,7 @@ LABELS = {
     "search.fix.recompute": ("Recompute", "recompute"),
     "search.fix.micro_batch": ("Micro-batch", "micro_batch"),
     "search.fix.offload": ("CPU offload", "offload"),
+    "search.fix.ep": ("EP (MoE)", "ep"),
 }
 FSDP_KEY = "search.fsdp_only"
 TARGET_KEY = "search.global_batch_sequences"
@@ -67,6 +69,7 @@ def layout_choices(base: Scenario, scenario_target: int) -> LayoutChoice:
         "search.fix.recompute": DEFAULT_RECOMPUTE,
         "search.fix.micro_batch": DEFAULT_MICRO_BATCHES,
         "search.fix.offload": tuple(OFFLOAD_CHOICES),
+        "search.fix.ep": DEFAULT_EXPERT_DEGREES,  # only 1 finds plans for a dense model
     }
     picked = {}
     for index, (key, values) in enumerate(options.items(), start=1):

@@ -31,6 +31,7 @@ ZERO_LABELS = {
 OPEN_KEY = "setup.open"  # the section's open state (Streamlit keeps it under this key)
 LAST_PAGE_KEY = "setup.last_page"  # the page of the previous run: arriving on Memory opens the section
 VIRTUAL_STAGES_LABEL = "Virtual stages per GPU (interleaved 1F1B)"
+EXPERT_PARALLEL_LABEL = "Expert parallel (MoE)"
 
 
 def setup_summary(s: Scenario, derived_seq_len: int | None) -> str:
@@ -55,6 +56,8 @@ def setup_summary(s: Scenario, derived_seq_len: int | None) -> str:
         parts.append(f"TP{s.tp} PP{s.pp} CP{s.cp}")
     if s.pp_virtual_stages > 1:
         parts.append(f"interleaved ×{s.pp_virtual_stages}")
+    if s.ep > 1:
+        parts.append(f"EP{s.ep}")
     return " · ".join(parts)
 
 
@@ -162,6 +165,14 @@ def _sharding_inputs() -> None:
         help="1 = plain 1F1B. v > 1 = interleaved 1F1B (Megatron): each GPU holds v chunks of layers, the "
         "bubble shrinks v-fold, point-to-point traffic grows v-fold and the first stage keeps more "
         "activations. Needs pp > 1, accumulation a multiple of pp, and layers that split into pp × v chunks.",
+    )
+    number_entry(
+        EXPERT_PARALLEL_LABEL,
+        "ep",
+        help="Mixture-of-experts models only: the routed experts are spread over this many GPUs, carved out of "
+        "the data-parallel replicas (Megatron's --expert-model-parallel-size). Must divide the model's routed "
+        "experts and the data-parallel degree; 1 for dense models. Each MoE layer then exchanges tokens "
+        "all-to-all (dispatch and combine) in the forward and backward passes.",
     )
     number_entry("Context parallel", "cp")
     bound(st.checkbox, "Sequence parallelism", "sequence_parallel")

@@ -64,7 +64,7 @@ def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlag
     parser.add_argument("--top", type=int, default=DEFAULT_TOP, metavar="N", help="rows to print")
     parser.add_argument("--frontier", action="store_true", help="print the cost-versus-time frontier instead")
     parser.description = (
-        "Every searched choice given as a flag (--n-gpus, --tp, --pp, --pp-virtual-stages, --zero, --recompute, "
+        "Every searched choice given as a flag (--n-gpus, --tp, --pp, --pp-virtual-stages, --ep, --zero, --recompute, "
         "--micro-batch, --offload-optimizer, --offload-params, or --set FIELD=VALUE) is kept fixed; the value 'any' frees it "
         "(--tp any, --set offload_params=any). A scenario file's values are only the starting point."
     )

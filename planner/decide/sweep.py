@@ -85,6 +85,7 @@ def scenario_for(row: Mapping[str, Any], base: Scenario, catalogs: Catalogs) -> 
         tp=int(row["tp"]),
         pp=int(row["pp"]),
         pp_virtual_stages=int(row.get("pp_virtual_stages", 1)),  # a row from before the column: 1F1B
+        ep=int(row.get("ep", 1)),  # a row from before expert parallelism: every GPU holds every expert
         zero_stage=int(row["zero_stage"]),
         recompute=str(row["recompute"]),
         micro_batch=int(row["micro_batch"]),
@@ -166,7 +167,9 @@ def search(
     constraints = constraints or Constraints()
     space = space or SearchSpace()
     cats = catalogs
-    model = resolve(base, cats).columns.model
+    base_resolved = resolve(base, cats)
+    model = base_resolved.columns.model
+    n_experts = float(base_resolved.shape.n_experts) if base_resolved.shape is not None else None
     shaped = model.has_shape > 0
     names = constraints.gpus or priced_gpus(base, cats)
     resolved, skipped = _resolve_gpus(base, names, cats)
@@ -174,7 +177,7 @@ def search(
     first_mode, fallback_modes = offload_passes(base, space)
 
     def one_pass(modes: tuple[tuple[bool, bool], ...]) -> _Pass:
-        grid = mode_grid(base, space, modes, constraints.max_gpus, *shape)
+        grid = mode_grid(base, space, modes, constraints.max_gpus, shape[0], shape[1], n_experts)
         return _evaluate_all(resolved, grid, max(1, chunk_rows), progress)
 
     passes = [one_pass((first_mode,))]

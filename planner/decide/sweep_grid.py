@@ -34,9 +34,15 @@ DEFAULT_PP_DEGREES = (1, 2, 4, 8, 16)
 # (1 + (p−1)/(p·v)) (planner.formulas.pipeline); published Megatron/NeMo runs sit at 2-6 chunks per GPU
 # (reference/calibration.csv: 3, 5, 6). Only splits the model's layers allow are tried.
 DEFAULT_VIRTUAL_STAGES = (1, 2, 4)
+# Expert-parallel degrees tried for a model with routed experts (dense models get ep 1 only, so their grid does
+# not grow): powers of two up to 64, DeepSeek-V3's own training layout (64-way EP over 8 nodes; DeepSeek-AI
+# 2024, §3.2.1), with Mixtral-style runs at EP 8 (Megatron-Core MoE docs). Only divisors of the routed expert
+# count (Megatron-Core's rule) and of dp (EP is carved out of the data-parallel group) are kept.
+DEFAULT_EXPERT_DEGREES = (1, 2, 4, 8, 16, 32, 64)
 # 5 M layouts keep the grid's own columns near 320 MB; the default search holds a few hundred thousand.
 MAX_LAYOUTS = 5_000_000
-# the `planner.columns` layout columns a layout sets (micro-batch in sequences, accumulation in micro-batches)
+# the `planner.columns` layout columns a layout sets (micro-batch in sequences, accumulation in micro-batches);
+# the last, ep, only in a grid that varies it (a model with routed experts)
 LAYOUT_COLUMNS = (
     "n_gpus",
     "tp",
@@ -47,6 +53,7 @@ LAYOUT_COLUMNS = (
     "micro_batch_seqs",
     "n_micro_batches",
     "n_virtual_stages",
+    "ep",
 )
 
 
@@ -67,6 +74,8 @@ class SearchSpace:
     # (or the first allowed), the others only when nothing meets the constraints (sweep_space.offload_passes).
     offload_modes: tuple[tuple[bool, bool], ...] | None = None
     fixed: tuple[tuple[str, object], ...] = ()  # (scenario field, value) the user fixed, for the words
+    # expert parallelism (issue 14 item 1): degrees tried where the model has routed experts
+    expert_degrees: tuple[int, ...] = DEFAULT_EXPERT_DEGREES
 
     def __post_init__(self) -> None:
         allowed = sorted(mode.key for mode in Recompute)
@@ -75,7 +84,14 @@ class SearchSpace:
             raise ValueError(f"recompute: unknown mode(s) {unknown}; allowed: {allowed}")
         if any(stage not in DEFAULT_ZERO_STAGES for stage in self.zero_stages):
             raise ValueError(f"zero_stages: each must be 0-3 (got {self.zero_stages})")
-        for name in ("gpu_counts", "tp_degrees", "pp_degrees", "micro_batches", "virtual_stages"):
+        for name in (
+            "gpu_counts",
+            "tp_degrees",
+            "pp_degrees",
+            "micro_batches",
+            "virtual_stages",
+            "expert_degrees",
+        ):
             values = getattr(self, name)
             if values is not None and (not values or min(values) < 1):
                 raise ValueError(f"{name}: give at least one whole number >= 1 (got {values})")
@@ -129,12 +145,14 @@ def layout_grid(
     max_gpus: int,
     n_layers: float | None,
     n_heads: float | None,
+    n_experts: float | None = None,
 ) -> LayoutGrid:
     """Every layout of the search space that can run: model parallelism divides the GPU count, TP within a
     node, at most one pipeline stage per layer, and the target batch reachable with whole micro-batches.
 
     Built one (TP, PP) pair at a time, so GPU counts that cannot work with the pair are dropped before they
     are crossed with the other choices (a million-GPU limit must not materialise every combination).
+    `n_experts` (routed experts; 0 or None for a dense model) lets expert-parallel degrees in (`expert_degrees`).
     """
     counts = np.asarray(space.gpu_counts or default_gpu_counts(base.gpus_per_node, max_gpus), dtype=float)
     counts = counts[counts <= max_gpus]
@@ -146,6 +164,8 @@ def layout_grid(
     other_axes = [np.asarray(axis, dtype=float) for axis in (space.zero_stages, codes, space.micro_batches)]
     n_other = math.prod(len(axis) for axis in other_axes)
     schedules = pipeline_schedules(pps, space.virtual_stages, n_layers)
+    eps = expert_degrees(space.expert_degrees, n_experts)
+    n_other *= len(eps)
     parts, n_rows = [], 0
     for tp, (pp, v) in itertools.product(tps, schedules):
         model_parallel = tp * pp * base.cp
@@ -156,11 +176,12 @@ def layout_grid(
                 f"max_gpus: the search would hold over {MAX_LAYOUTS:,} layouts per GPU type; lower the maximum "
                 "GPU count or narrow the choices"
             )
-        if len(usable):
-            parts.append(_pair_layouts(base, usable, float(tp), (float(pp), float(v)), other_axes, target))
-    columns = {
-        name: np.concatenate([p[name] for p in parts]) if parts else np.empty(0) for name in LAYOUT_COLUMNS
-    }
+        if len(usable) and eps:  # no degree the model takes: no layouts at all
+            parts.append(
+                _pair_layouts(base, usable, float(tp), (float(pp), float(v)), other_axes, target, eps)
+            )
+    names = LAYOUT_COLUMNS if eps != (1,) else LAYOUT_COLUMNS[:-1]  # a dense grid keeps the scenario's ep 1
+    columns = {name: np.concatenate([p[name] for p in parts]) if parts else np.empty(0) for name in names}
     order = np.lexsort([columns[name] for name in reversed(LAYOUT_COLUMNS[:3] + LAYOUT_COLUMNS[4:7])])
     n_candidates = len(counts) * len(tps) * len(schedules) * n_other
     return LayoutGrid(
@@ -181,6 +202,14 @@ def pipeline_schedules(
     return pairs
 
 
+def expert_degrees(degrees: tuple[int, ...], n_experts: float | None) -> tuple[int, ...]:
+    """The expert-parallel degrees a model allows among `degrees`: divisors of its routed experts, and for a
+    dense model 1 alone. None left (a fixed degree the model cannot take): no layouts, so the search says
+    which fixed choice is in the way instead of quietly running another degree."""
+    allowed = [1] if not n_experts else [ep for ep in degrees if int(n_experts) % ep == 0]
+    return tuple(ep for ep in allowed if ep in degrees)
+
+
 def _pair_layouts(
     base: Scenario,
     counts: np.ndarray,
@@ -188,9 +217,11 @@ def _pair_layouts(
     schedule: tuple[float, float],
     other_axes: list[np.ndarray],
     target: int,
+    eps: tuple[int, ...] = (1,),
 ) -> dict[str, np.ndarray]:
-    """Layouts for one (TP, PP, virtual stages): GPU count × ZeRO × recompute × micro-batch, impossible ones
-    dropped (interleaving also needs the micro-batches per step to be a multiple of pp, as Megatron does)."""
+    """Layouts for one (TP, PP, virtual stages): GPU count × ZeRO × recompute × micro-batch (× expert
+    parallelism where ep divides dp), impossible ones dropped (interleaving also needs the micro-batches per
+    step to be a multiple of pp, as Megatron does)."""
     pp, v = schedule
     mesh = np.meshgrid(counts, *other_axes, indexing="ij")
     n_gpus, zero, recompute, micro = (axis.ravel() for axis in mesh)
@@ -207,5 +238,11 @@ def _pair_layouts(
             a[interleavable] for a in (n_gpus, zero, recompute, micro, dp, accum)
         )
     full = np.full(len(dp), 1.0)
-    layout = (n_gpus, tp * full, pp * full, dp, zero, recompute, micro, accum, v * full)
-    return dict(zip(LAYOUT_COLUMNS, layout, strict=True))
+    values = (n_gpus, tp * full, pp * full, dp, zero, recompute, micro, accum, v * full)
+    layout = dict(zip(LAYOUT_COLUMNS[:-1], values, strict=True))
+    if eps == (1,):
+        return layout
+    parts = [{k: c[dp % ep == 0] for k, c in layout.items()} for ep in eps]
+    for part, ep in zip(parts, eps, strict=True):
+        part["ep"] = np.full(len(part["dp"]), float(ep))
+    return {k: np.concatenate([part[k] for part in parts]) for k in LAYOUT_COLUMNS}

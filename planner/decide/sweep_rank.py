@@ -127,7 +127,7 @@ def result_frame(
         one = resolved[int(gpu_index)]
         layout = grid.take(kept.layout_index[indices[where]])
         figures = shown(evaluate(one.columns.replace(**layout)), _FLOAT)
-        for name in OFFLOAD_COLUMNS:  # the scenario's own flags unless the grid varies them (an offload pass)
+        for name in (*OFFLOAD_COLUMNS, "ep"):  # the scenario's own unless the grid varies them
             layout.setdefault(name, np.full(len(where), float(getattr(one.columns.layout, name))))
         for i, position in enumerate(where):
             records[position] = _record(str(one.gpu["name"]), layout, figures, i)
@@ -147,6 +147,7 @@ def _record(gpu: str, layout: dict[str, np.ndarray], figures: dict[str, Any], i:
         "gpu": gpu,
         **{name: int(layout[name][i]) for name in ("n_gpus", "tp", "pp")},
         "pp_virtual_stages": int(layout["n_virtual_stages"][i]),
+        "ep": int(layout["ep"][i]),
         **{name: int(layout[name][i]) for name in ("dp", "zero_stage")},
         "recompute": Recompute(int(layout["recompute"][i])).key,
         "micro_batch": int(micro_batch),
@@ -159,7 +160,7 @@ def _record(gpu: str, layout: dict[str, np.ndarray], figures: dict[str, Any], i:
 
 OFFLOAD_COLUMNS = ("offload_optimizer", "offload_params")  # layout columns an offload pass varies
 _INT = (
-    "n_gpus", "tp", "pp", "pp_virtual_stages", "dp", "zero_stage", "micro_batch", "grad_accum",
+    "n_gpus", "tp", "pp", "pp_virtual_stages", "ep", "dp", "zero_stage", "micro_batch", "grad_accum",
     "global_batch_sequences",
 )  # fmt: skip
 # the frame's figures, in the units of the table of outputs (planner.results.OUTPUTS)
@@ -183,9 +184,9 @@ _FLOAT = (
 )
 _SCHEMA: dict[str, Any] = {
     "gpu": pl.String,
-    **dict.fromkeys(_INT[:6], pl.Int64),
+    **dict.fromkeys(_INT[:7], pl.Int64),
     "recompute": pl.String,
-    **dict.fromkeys(_INT[6:], pl.Int64),
+    **dict.fromkeys(_INT[7:], pl.Int64),
     **dict.fromkeys(OFFLOAD_COLUMNS, pl.Boolean),
     **dict.fromkeys(_FLOAT, pl.Float64),
 }

@@ -27,6 +27,7 @@ SEARCHED_FIELDS = (
     "tp",
     "pp",
     "pp_virtual_stages",
+    "ep",
     "zero_stage",
     "recompute",
     "micro_batch",
@@ -38,6 +39,7 @@ FIELD_WORDS = {
     "tp": "TP",
     "pp": "PP",
     "pp_virtual_stages": "virtual stages",
+    "ep": "EP",
     "zero_stage": "ZeRO stage",
     "recompute": "recompute",
     "micro_batch": "micro-batch",
@@ -79,6 +81,7 @@ def obeying_space(
         "tp": "tp_degrees",
         "pp": "pp_degrees",
         "pp_virtual_stages": "virtual_stages",
+        "ep": "expert_degrees",
         "zero_stage": "zero_stages",
         "recompute": "recompute",
         "micro_batch": "micro_batches",
@@ -154,16 +157,17 @@ def mode_grid(
     max_gpus: int,
     n_layers: float | None,
     n_heads: float | None,
+    n_experts: float | None = None,
 ) -> LayoutGrid:
     """The layout grid once per offload pair, the pair as two more layout columns (1.0 on, 0.0 off).
 
     The scenario's own pair alone is the plain grid (the resolved columns already hold its flags)."""
     if modes == ((base.offload_optimizer, base.offload_params),):
-        return layout_grid(base, space, max_gpus, n_layers, n_heads)
+        return layout_grid(base, space, max_gpus, n_layers, n_heads, n_experts)
     grids = []
     for optimizer, params in modes:
         on = base.updated(offload_optimizer=optimizer, offload_params=params)
-        grid = layout_grid(on, space, max_gpus, n_layers, n_heads)
+        grid = layout_grid(on, space, max_gpus, n_layers, n_heads, n_experts)
         grid = dataclasses.replace(grid, columns=grid.take(_offload_runs(grid, optimizer, params)))
         flags = {"offload_optimizer": float(optimizer), "offload_params": float(params)}
         grids.append((grid, {k: np.full(len(grid), v) for k, v in flags.items()}))

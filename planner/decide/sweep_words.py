@@ -34,6 +34,8 @@ def label(row: Mapping[str, Any]) -> str:
     parts += [f"{name} {row[key]}" for name, key in (("TP", "tp"), ("PP", "pp")) if row[key] > 1]
     if row.get("pp_virtual_stages", 1) > 1:
         parts.append(f"interleaved ×{row['pp_virtual_stages']}")
+    if row.get("ep", 1) > 1:
+        parts.append(f"EP {row['ep']}")
     parts.append(f"ZeRO-{row['zero_stage']}")
     parts.append(RECOMPUTE_WORDS.get(str(row["recompute"]), str(row["recompute"])))
     parts.append(f"micro-batch {row['micro_batch']}")
@@ -82,7 +84,7 @@ def _versus(winner: Mapping[str, Any], other: Mapping[str, Any]) -> str:
 def _alternative(winner: Mapping[str, Any], frontier: pl.DataFrame) -> Mapping[str, Any] | None:
     """The fastest point of the cost-versus-time frontier that is not the winner."""
     keys = (
-        "gpu", "n_gpus", "tp", "pp", "pp_virtual_stages", "zero_stage", "recompute", "micro_batch",
+        "gpu", "n_gpus", "tp", "pp", "pp_virtual_stages", "ep", "zero_stage", "recompute", "micro_batch",
         "offload_optimizer",
     )  # fmt: skip
     for row in frontier.iter_rows(named=True):

@@ -111,6 +111,11 @@ def _code_side(s: Scenario, gaps: Gaps) -> None:
     ):
         if degree > 1:
             gaps.drop(f"{name} {degree}: not a DeepSpeed config key; it is set through {how}.")
+    if s.ep > 1:
+        gaps.drop(
+            f"Expert parallelism {s.ep}: not a DeepSpeed config key; DeepSpeed-MoE takes it in code, "
+            f"deepspeed.moe.layer.MoE(..., ep_size={s.ep})."
+        )
     if s.pp_virtual_stages > 1:
         gaps.drop(
             f"Interleaved pipeline ({s.pp_virtual_stages} virtual stages per GPU): DeepSpeed's PipelineModule "

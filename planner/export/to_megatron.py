@@ -39,6 +39,8 @@ def _parallel(s: Scenario) -> Args:
         ("--pipeline-model-parallel-size", str(s.pp)),
         ("--context-parallel-size", str(s.cp)),
     ]
+    if s.ep > 1:  # expert parallelism, carved out of the data-parallel group (Megatron-Core MoE)
+        args.append(("--expert-model-parallel-size", str(s.ep)))
     if s.sequence_parallel:
         args.append(("--sequence-parallel",))
     return args

@@ -111,6 +111,8 @@ def _parallelism(s: Scenario, gaps: Gaps) -> dict[str, Any]:
         "pipeline_parallel_degree": s.pp,
         "context_parallel_degree": s.cp,
     }
+    if s.ep > 1:  # torchtitan's MoE models (DeepSeek-V3, Llama 4) split the routed experts over this degree
+        parallelism["expert_parallel_degree"] = s.ep
     if s.zero_stage == 2 and shard > 1:
         parallelism["fsdp_reshard_after_forward"] = "never"  # keep gathered weights to backward: ZeRO-2
     if s.pp > 1:

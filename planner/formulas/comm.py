@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.formulas.compute import Number, as_number
+from planner.formulas.moe import expert_parallel_comm_s
 
 BYTES_PER_GB = 1e9
 # Host-to-GPU copies reach ~88 % of PCIe's theoretical per-direction rate: 55.4 GB/s of 63 on Gen5 x16
@@ -194,6 +195,20 @@ def exposed_comm_s(comm_s: Number, compute_s: Number, overlap_frac: Number) -> N
 
 
 @dataclass(frozen=True)
+class MoeLayout:
+    """The routed experts a layout spreads over `ep` GPUs (all zero for a dense model)."""
+
+    n_expert_params: Number = 0.0  # routed experts' weights, all MoE layers
+    n_expert_trainable_params: Number = 0.0  # their trainable part (the weights, or their LoRA adapters)
+    n_moe_layers: Number = 0.0
+    top_k: Number = 0.0  # routed experts per token
+    ep: Number = 1.0
+
+
+NO_MOE = MoeLayout()
+
+
+@dataclass(frozen=True)
 class StepComm:
     """Communication per optimizer step, in seconds, before overlap."""
 
@@ -230,12 +245,16 @@ def layout_comm(
     pcie_gb_per_s: Number,
     inter_node_gb_per_s: Number,
     n_virtual_stages: Number = 1,
+    moe: MoeLayout | None = None,
 ) -> StepComm:
     """All communication of one optimizer step for a parallel layout, each group on the link it spans.
 
     Groups (Megatron rank order tp-cp-dp-pp): TP spans tp ranks, CP tp·cp, DP tp·cp·dp, and two adjacent
     pipeline stages 2·tp·cp·dp. Each rank holds 1/(tp·pp) of the weights; `grad_comm_bytes` and
     `weight_comm_bytes` are the bytes per parameter the gradient reduction and the weight gathers move.
+    With `moe`, the routed experts sync over the expert data-parallel group (dp / ep ranks of stride tp·cp·ep,
+    each holding 1/ep of them) and every MoE layer adds its all-to-all (`planner.formulas.moe`) inside the
+    micro-batches.
     """
     intra = intra_node_link_gb_per_s(intra_node_gb_per_s, pcie_gb_per_s)
 
@@ -245,8 +264,9 @@ def layout_comm(
     shard = tp * pp
     tokens = micro_batch * seq_len / cp  # per context-parallel rank
     layers = n_layers / pp
-    grad_payload = n_trainable_params / shard * grad_comm_bytes
-    weight_payload = n_params / shard * weight_comm_bytes
+    moe = NO_MOE if moe is None else moe
+    grad_payload = (n_trainable_params - moe.n_expert_trainable_params) / shard * grad_comm_bytes
+    weight_payload = (n_params - moe.n_expert_params) / shard * weight_comm_bytes
     data_parallel = data_parallel_comm_s(
         dp, zero_stage, grad_accum, grad_payload, weight_payload,
         tp * cp, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard,
@@ -258,6 +278,16 @@ def layout_comm(
     pipeline = pipeline_p2p_comm_s(
         pp, tokens, hidden_size, activation_bytes, tp, grad_accum, link(2 * tp * cp * dp), n_virtual_stages
     )
-    return StepComm(
-        pipelined_s=as_number(tensor + context + pipeline), data_parallel_s=as_number(data_parallel)
-    )
+    pipelined = tensor + context + pipeline
+    if moe is not NO_MOE:  # a dense model skips the expert terms (the dense search pays nothing for them)
+        data_parallel = data_parallel + data_parallel_comm_s(
+            dp / moe.ep, zero_stage, grad_accum,
+            moe.n_expert_trainable_params / (shard * moe.ep) * grad_comm_bytes,
+            moe.n_expert_params / (shard * moe.ep) * weight_comm_bytes,
+            tp * cp * moe.ep, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard,
+        )  # fmt: skip
+        pipelined = pipelined + expert_parallel_comm_s(
+            moe.ep, moe.n_moe_layers / pp, tokens / tp, moe.top_k, hidden_size, activation_bytes,
+            grad_accum, full_recompute, link(tp * moe.ep),
+        )  # fmt: skip
+    return StepComm(pipelined_s=as_number(pipelined), data_parallel_s=as_number(data_parallel))

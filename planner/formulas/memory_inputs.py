@@ -85,6 +85,10 @@ class MemoryInputs:
     fp32_grad_buffers: FloatOrArray = (
         0.0  # 1: gradients live in fp32 buffers (Megatron main_grad, DeepSpeed bf16)
     )
+    # expert parallelism (issue 14 item 1): routed experts' weights and adapters, spread over ep GPUs
+    n_expert_params: FloatOrArray = 0.0
+    n_expert_adapter_params: FloatOrArray = 0.0
+    ep: FloatOrArray = 1.0
 
 
 @dataclass(frozen=True)

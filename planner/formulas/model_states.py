@@ -57,17 +57,39 @@ def override_scale(p: MemoryInputs):
     return select(np.isfinite(p.bytes_per_param), wanted / np.maximum(recipe_bytes, 1.0), 1.0)
 
 
+def has_experts(p: MemoryInputs) -> bool:
+    """Whether any row has routed experts; a dense model (a scalar 0) skips the expert terms, so the dense
+    plan search pays nothing for them."""
+    return bool(np.ndim(p.n_expert_params) or p.n_expert_params > 0)
+
+
 def layer_parameters(p: MemoryInputs) -> dict[str, FloatOrArray]:
     """Per-layer parameters on one tensor-parallel rank: trainable count and weight bytes, and the bytes per
-    parameter of the (frozen or trainable) embedding and head."""
+    parameter of the (frozen or trainable) embedding and head.
+
+    The routed experts (and their adapters) are kept apart as `expert_trainable` / `expert_weight_bytes`,
+    before expert parallelism spreads them (`state_factors`); 0 for a dense model.
+    """
     full = np.asarray(p.method) == Method.FULL
-    layer = (p.n_params - p.n_embedding_params - p.n_head_params) / (p.n_layers * p.tp)
-    trainable = select(full, layer, p.n_adapter_params / (p.n_layers * p.tp))
-    frozen_bytes = select(full, 0.0, layer * p.frozen_weight_bytes)
+    per_layer = p.n_layers * p.tp
+    dense = (p.n_params - p.n_embedding_params - p.n_head_params) / per_layer
+    adapters = p.n_adapter_params / per_layer
+    expert_trainable: FloatOrArray = 0.0
+    expert_weight_bytes: FloatOrArray = 0.0
+    if has_experts(p):  # a dense model skips these (the dense plan search pays nothing for them)
+        expert = p.n_expert_params / per_layer
+        dense, adapters = dense - expert, adapters - p.n_expert_adapter_params / per_layer
+        expert_trainable = select(full, expert, p.n_expert_adapter_params / per_layer)
+        expert_weight_bytes = expert_trainable * p.weight_bytes + select(
+            full, 0.0, expert * p.frozen_weight_bytes
+        )
+    trainable = select(full, dense, adapters)
     return {
         "full": full,
         "trainable": trainable,
-        "weight_bytes": trainable * p.weight_bytes + frozen_bytes,
+        "weight_bytes": trainable * p.weight_bytes + select(full, 0.0, dense * p.frozen_weight_bytes),
+        "expert_trainable": expert_trainable,
+        "expert_weight_bytes": expert_weight_bytes,
         "edge_bytes_per_param": select(full, p.weight_bytes, p.frozen_other_weight_bytes),
     }
 
@@ -75,19 +97,39 @@ def layer_parameters(p: MemoryInputs) -> dict[str, FloatOrArray]:
 def stage_parameters(p: MemoryInputs, layer: dict, has_embedding, has_head) -> dict[str, FloatOrArray]:
     """Parameters and unsharded weight bytes on one tensor-parallel rank of a pipeline stage.
 
-    `layer` is `layer_parameters(p)`. Keys: `trainable`, `weight_bytes` (before ZeRO-3), and for the
-    largest unit ZeRO-3 gathers at once (a layer, or the embedding/head when larger) `unit_weight_bytes`
-    and `unit_trainable`.
+    `layer` is `layer_parameters(p)`. Keys: `trainable`, `weight_bytes` (before ZeRO-3) of the replicated
+    parameters, `expert_trainable`, `expert_weight_bytes` of all routed experts (before expert parallelism),
+    and for the largest unit ZeRO-3 gathers at once (a layer, or the embedding/head when larger)
+    `unit_weight_bytes` and `unit_trainable`: a layer's routed experts count with the 1/ep a rank holds,
+    and only while the expert data-parallel group, shard / ep, still has something to gather.
     """
     embedding, head = p.n_embedding_params * has_embedding / p.tp, p.n_head_params * has_head / p.tp
     largest_edge = np.maximum(embedding, head)
     layers = p.n_layers / p.pp
+    unit_weights, unit_trainable = layer["weight_bytes"], layer["trainable"]
+    if has_experts(p):
+        expert_gathered = select(expert_shard_degree(p) > 1, 1.0 / p.ep, 0.0)
+        unit_weights = unit_weights + expert_gathered * layer["expert_weight_bytes"]
+        unit_trainable = unit_trainable + expert_gathered * layer["expert_trainable"]
     return {
         "trainable": layers * layer["trainable"] + select(layer["full"], embedding + head, 0.0),
         "weight_bytes": layers * layer["weight_bytes"] + (embedding + head) * layer["edge_bytes_per_param"],
-        "unit_weight_bytes": np.maximum(layer["weight_bytes"], largest_edge * layer["edge_bytes_per_param"]),
-        "unit_trainable": np.maximum(layer["trainable"], select(layer["full"], largest_edge, 0.0)),
+        "expert_trainable": layers * layer["expert_trainable"] if has_experts(p) else 0.0,
+        "expert_weight_bytes": layers * layer["expert_weight_bytes"] if has_experts(p) else 0.0,
+        "unit_weight_bytes": np.maximum(unit_weights, largest_edge * layer["edge_bytes_per_param"]),
+        "unit_trainable": np.maximum(unit_trainable, select(layer["full"], largest_edge, 0.0)),
     }
+
+
+def expert_shard_degree(p: MemoryInputs):
+    """GPUs that share one copy of a routed expert's sharded states: the expert data-parallel group.
+
+    Megatron-Core's distributed optimizer shards expert parameters over the expert data-parallel group,
+    dp·cp / ep ranks (parallel_state's expert-data-parallel group), because each expert lives on only those
+    ranks; at least 1 (hybrid sharding inside a node may leave fewer shards than ep).
+    """
+    shard = zero_shard_degree(p.dp, p.hybrid_shard, p.gpus_per_node, p.tp, p.pp, p.cp)
+    return np.maximum(shard / p.ep, 1.0)
 
 
 def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
@@ -110,6 +152,10 @@ def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
     `step_temp`: during the optimizer step a mixed-precision recipe reads an fp32 copy of its (sharded)
     gradients, 4 B per trainable parameter over the optimizer shards (DeepSpeed's fp32 gradient partition,
     the difference between its 2 + 18/N ZeRO-2 estimate and the ZeRO paper's 2 + 16/N; peers.md §3.4).
+
+    Routed experts (`expert_*` factors): a rank holds 1/ep of them, and ZeRO shards those over the expert
+    data-parallel group (shard / ep ranks), so a component that ZeRO splits d ways splits a routed expert
+    ep · max(d / ep, 1) = max(d, ep) ways, one it leaves whole ep ways. More ep never adds bytes.
     """
     scale = override_scale(p)
     shard = zero_shard_degree(p.dp, p.hybrid_shard, p.gpus_per_node, p.tp, p.pp, p.cp)
@@ -119,18 +165,25 @@ def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
     accumulates = piped | (np.asarray(p.grad_accum) > 1) | (np.asarray(p.fp32_grad_buffers) > 0)
     grad_bytes = select(accumulates & has_master, FP32_BYTES, p.grad_bytes)
     gathers = (stage >= 3) & ((shard > 1) | (np.asarray(p.offload_params) > 0))
-    optimizer_shard = select(stage >= 1, shard, 1.0)
-    return {
-        "scale": scale,
-        "weights": scale * select(gathers & piped, 0.0, 1.0 / select(stage >= 3, shard, 1.0)),
-        "grads": scale * grad_bytes / select((stage >= 2) & ~piped, shard, 1.0),
-        "unit_grads": scale * p.grad_bytes,
-        "optimizer": scale * p.optimizer_bytes / optimizer_shard,
-        "master": scale * p.master_bytes / optimizer_shard,
-        "step_temp": scale * select(has_master, FP32_BYTES, 0.0) / optimizer_shard,
-        "gathers": gathers,
-        "piped": piped,
+    splits = {
+        "weights": select(stage >= 3, shard, 1.0),
+        "grads": select((stage >= 2) & ~piped, shard, 1.0),
+        "optimizer": select(stage >= 1, shard, 1.0),
     }
+    bytes_per_param = {
+        "weights": select(gathers & piped, 0.0, 1.0),
+        "grads": grad_bytes,
+        "optimizer": p.optimizer_bytes,
+        "master": p.master_bytes,
+        "step_temp": select(has_master, FP32_BYTES, 0.0),
+    }
+    factors = {"scale": scale, "unit_grads": scale * p.grad_bytes, "gathers": gathers, "piped": piped}
+    experts = has_experts(p)
+    for name, per_param in bytes_per_param.items():
+        split = splits.get(name, splits["optimizer"])  # master and step_temp follow the optimizer's shards
+        factors[name] = scale * per_param / split
+        factors[f"expert_{name}"] = scale * per_param / np.maximum(split, p.ep) if experts else 0.0
+    return factors
 
 
 def stage_model_states(p: MemoryInputs, has_embedding, has_head, layer=None, factors=None):
@@ -143,16 +196,28 @@ def stage_model_states(p: MemoryInputs, has_embedding, has_head, layer=None, fac
     layer = layer_parameters(p) if layer is None else layer
     f = state_factors(p) if factors is None else factors
     params = stage_parameters(p, layer, has_embedding, has_head)
-    trainable = params["trainable"]
+    trainable, experts = params["trainable"], params["expert_trainable"]
     unit_grads = f["unit_grads"] * params["unit_trainable"]
     layers_gathered = GATHERED_UNITS * f["scale"] * params["unit_weight_bytes"] + unit_grads
-    gathered = select(f["piped"], f["scale"] * params["weight_bytes"], layers_gathered)
+    moe = has_experts(p)
+    stage_weights = (
+        params["weight_bytes"] + params["expert_weight_bytes"] / p.ep if moe else params["weight_bytes"]
+    )
+    gathered = select(f["piped"], f["scale"] * stage_weights, layers_gathered)
     in_backward = np.asarray(p.optimizer_in_backward) > 0
+
+    def both(name: str) -> FloatOrArray:
+        dense = f[name] * trainable
+        return dense + f[f"expert_{name}"] * experts if moe else dense
+
+    weights = f["weights"] * params["weight_bytes"]
+    if moe:
+        weights = weights + f["expert_weights"] * params["expert_weight_bytes"]
     return {
-        "weights": f["weights"] * params["weight_bytes"],
-        "grads": select(in_backward, unit_grads, f["grads"] * trainable),
-        "optimizer": f["optimizer"] * trainable,
-        "master": f["master"] * trainable,
+        "weights": weights,
+        "grads": select(in_backward, unit_grads, both("grads")),
+        "optimizer": both("optimizer"),
+        "master": both("master"),
         "prefetch": select(f["gathers"], gathered, 0.0),
-        "step_temp": select(in_backward, 0.0, f["step_temp"] * trainable),
+        "step_temp": select(in_backward, 0.0, both("step_temp")),
     }

@@ -26,6 +26,13 @@ MAX_DECIMAL_EXPONENT = 30
 # Digits with optional thousands separators (a comma, an apostrophe, a thin or plain space, an underscore
 # between groups of three), an optional fraction and an optional exponent. A leading sign is kept so that `-5`
 # reaches the range check and is reported as out of range rather than as "not a number".
+
+
+def field_range(name: str) -> str:
+    """The allowed range of a numeric field in words, for messages and help texts."""
+    return numeric_range(Scenario, name) or "see `python -m planner schema`"
+
+
 _NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:([,' _\u202f])\d{3})(?:\1\d{3})*|\d+)?(?:\.\d*)?(?:[eE][+-]?\d+)?")
 
 
@@ -97,8 +104,3 @@ def _number_type(field: str) -> Any:
     if get_origin(annotation) in (Union, UnionType):
         return next(arg for arg in get_args(annotation) if arg is not NoneType)
     return annotation
-
-
-def field_range(name: str) -> str:
-    """The allowed range of a numeric field in words, for messages and help texts."""
-    return numeric_range(Scenario, name) or "see `python -m planner schema`"

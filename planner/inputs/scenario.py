@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from planner.errors import PlannerError, check_name
+from planner.model.expert_split import check_expert_degree
 from planner.model.layer_split import check_interleaving
 from planner.model.shape import ModelShape
 
@@ -197,6 +198,9 @@ class Scenario(BaseModel):
     power_limit_w: float | None = Field(
         None, ge=10, le=100_000, description="power limit per GPU, W; empty = TDP"
     )
+    # --- expert parallelism (issue 14 item 1): routed experts over ep GPUs carved out of dp (Megatron-Core's
+    # --expert-model-parallel-size; planner/formulas/moe.py); 1024 as for tp.
+    ep: int = Field(1, ge=1, le=1024, description="expert-parallel degree (MoE only); 1 = none")
 
     @model_validator(mode="before")
     @classmethod
@@ -251,6 +255,7 @@ class Scenario(BaseModel):
                 related=("tp", "pp", "cp"),
             )
         check_interleaving(self.pp, self.grad_accum, self.pp_virtual_stages, self.model_shape)
+        check_expert_degree(self.ep, self.dp, self.model_shape)  # a catalogue model's experts: at resolve
         if self.training_tokens > MAX_TRAINING_TOKENS:
             raise PlannerError(
                 "examples",

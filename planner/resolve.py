@@ -229,12 +229,7 @@ def resolve(s: Scenario, cats: Catalogs) -> Resolved:
     shape, gpu, region = _lookups(s, cats)
     if shape is not None:  # the Scenario checks an imported shape itself; a catalogue model only here
         check_layer_split(shape.n_layers, s.pp, s.pp_virtual_stages, _model_label(s, shape))
-        check_expert_split(shape, s.ep, _model_label(s, shape))
-    elif s.ep > 1:  # a bare parameter count has no experts to spread
-        raise PlannerError(
-            "ep", "needs a model with routed experts (a bare parameter count has none)", value=s.ep,
-            allowed="1 without a model shape", related=("params_b", "model"),
-        )  # fmt: skip
+    check_expert_split(shape, s.ep, _model_label(s, shape))
     seq = sequence_length(s, shape)
     model, counts = model_columns(s, shape)
     hw, provenance = gpu_columns(s, gpu, cats, float(model.n_active_params))

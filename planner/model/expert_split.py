@@ -38,10 +38,16 @@ def check_expert_degree(ep: int, dp: int, shape: ModelShape | None) -> None:
         check_expert_split(shape, ep, shape.name or "the model")
 
 
-def check_expert_split(shape: ModelShape, ep: int, model: str) -> None:
-    """Raise a PlannerError naming `ep` when the model's routed experts do not split into ep equal groups."""
+def check_expert_split(shape: ModelShape | None, ep: int, model: str) -> None:
+    """Raise a PlannerError naming `ep` when the model's routed experts do not split into ep equal groups
+    (`shape` None: a bare parameter count, which has no experts to spread)."""
     if ep == 1:
         return
+    if shape is None:
+        raise PlannerError(
+            "ep", "needs a model with routed experts (a bare parameter count has none)", value=ep,
+            allowed="1 without a model shape", related=("params_b", "model"),
+        )  # fmt: skip
     if not shape.is_moe:
         raise PlannerError(
             "ep",

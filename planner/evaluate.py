@@ -127,7 +127,7 @@ def _run(
     )
 
 
-def _memory(c: Columns, breakdown: MemoryBreakdown) -> Outputs:
+def _memory(c: Columns, breakdown: MemoryBreakdown, micro_batch_limit: bool) -> Outputs:
     inputs = memory_inputs(c)
     state_total = _model_state_bytes_total(inputs)
     shaped = c.model.has_shape > 0
@@ -151,7 +151,9 @@ def _memory(c: Columns, breakdown: MemoryBreakdown) -> Outputs:
         "peak_phase": np.where(shaped, breakdown.peak_phase, nan),
         "headroom_bytes": c.gpu.vram_bytes - peak,
         "host_offload_bytes": breakdown.host_offload_bytes,
-        "max_micro_batch": np.where(shaped, max_micro_batch(inputs, c.gpu.vram_bytes), nan),
+        "max_micro_batch": (
+            np.where(shaped, max_micro_batch(inputs, c.gpu.vram_bytes), nan) if micro_batch_limit else nan
+        ),
         "model_state_bytes_total": state_total,
         "model_state_bytes_per_device": state_total / c.layout.n_gpus,
     }
@@ -186,9 +188,11 @@ def _inputs_shown(c: Columns) -> Outputs:
     }
 
 
-def evaluate(c: Columns, failures: bool = True) -> Outputs:
-    """Every figure of the plan for each row of the input columns (floats or equal-length arrays);
-    `failures` False leaves out the figures with failures (`planner.failures`), as the search's hot path does."""
+def evaluate(c: Columns, everything: bool = True) -> Outputs:
+    """Every figure of the plan for each row of the input columns (floats or equal-length arrays).
+
+    `everything` False (the search's hot path, the utilisation solver) leaves out what they never read: the
+    figures with failures and the largest micro-batch that fits (a quarter of the search's time)."""
     w, lay = c.workload, c.layout
     padding = compute.padding_factor(w.tokens_per_example, w.seq_len_tokens, w.packing)
     processed = compute.processed_tokens(w.training_tokens, padding)
@@ -230,12 +234,12 @@ def evaluate(c: Columns, failures: bool = True) -> Outputs:
     out["per_device_flops_per_s"] = typical.mfu * g.peak_flops_per_s
     out["cluster_flops_per_s"] = out["per_device_flops_per_s"] * lay.n_gpus
     out["tokens_per_s"] = w.training_tokens / out["wall_clock_s"]
-    out.update(_memory(c, breakdown))
+    out.update(_memory(c, breakdown, everything))
     out["fits_vram"] = fits_vram(
         out["peak_bytes"], out["model_state_bytes_total"], out["overhead_bytes"], lay.n_gpus, g.vram_bytes
     )
     out.update(_money_and_energy(c, out))
-    return {**out, **with_failures(c, out)} if failures else out
+    return {**out, **with_failures(c, out)} if everything else out
 
 
 def fits_vram(

@@ -102,7 +102,7 @@ def case_efficiency(scenario: Scenario, facts: CaseFacts, cats: Catalogs) -> flo
 def _solve(columns: Columns, target_step_s: float, grid: np.ndarray) -> float | str:
     probe = np.append(grid, 1e12)  # the last point: compute takes no time, only communication is left
     probed = columns.replace(utilisation_frac=probe, utilisation_frac_low=probe, utilisation_frac_high=probe)
-    steps = np.asarray(evaluate(probed, failures=False)["step_time_s"])
+    steps = np.asarray(evaluate(probed, everything=False)["step_time_s"])
     if target_step_s <= steps[-1]:
         return "modelled communication alone exceeds the measured step"
     steps, inverse = steps[:-1][::-1], (1.0 / grid)[::-1]  # ascending in 1 / utilisation

@@ -130,8 +130,9 @@ def _evaluate_all(
     for gpu_index, one in enumerate(resolved):
         for start in range(0, len(grid), chunk_rows):
             rows = slice(start, min(start + chunk_rows, len(grid)))
-            # Without the figures with failures: ranking needs none, and the shown plans are evaluated again.
-            out = evaluate(one.columns.replace(**grid.take(rows)), failures=False)
+            # Without what ranking never reads (figures with failures, the largest micro-batch that fits):
+            # the shown plans are evaluated again in full.
+            out = evaluate(one.columns.replace(**grid.take(rows)), everything=False)
             over = np.asarray(out["peak_bytes"] - one.columns.gpu.vram_bytes, dtype=float).reshape(-1)
             fits = over <= 0  # NaN (no shape) never fits
             layout_index = np.arange(rows.start, rows.stop)[fits]

@@ -44,7 +44,6 @@ class ModelColumns:
     n_matmul_params: Column  # weights of every matmul a token runs through, the output head included
     n_layer_matmul_params: Column  # the same inside the transformer layers only (what recompute repeats)
     n_adapter_params: Column  # trainable LoRA parameters (0 for full training, and without a shape)
-    n_adapter_io_elements: Column  # Σ (d_in + d_out) over the adapted matrices: n_adapter_params / rank
     n_layers: Column
     hidden_size: Column
     n_heads: Column

@@ -33,7 +33,11 @@ def adapter_memory_time_s(c: Columns) -> Any:
         layer_weights, r.frozen_weight_bytes_per_param, full_recompute, lay.n_micro_batches
     )
     adapters = adapter_time.adapter_step_bytes(
-        m.n_adapter_io_elements / shards, r.activation_bytes_per_element, full_recompute, tokens
+        # rank·(d_in + d_out) parameters per adapted matrix: over the rank, the elements in and out per token
+        m.n_adapter_params / lay.lora_rank / shards,
+        r.activation_bytes_per_element,
+        full_recompute,
+        tokens,
     )
     step_bytes = np.where(r.method == Method.QLORA, dequant, 0.0) + np.where(
         r.method != Method.FULL, adapters, 0.0

@@ -66,12 +66,7 @@ def _runnable_precision(linked: Scenario) -> tuple[Scenario, list[str]]:
 def _allowed_power_limit(s: Scenario) -> tuple[Scenario, list[str]]:
     """A typed power limit outside the GPU's range (a link, or a GPU change) is dropped for the catalogue's,
     with a notice, so the GPU the user picked is kept (issue 14 item 3)."""
-    from ui.data import catalogs
-
-    try:
-        refused = power_limit_refusal(s, catalogs())
-    except PlannerError:  # an unknown GPU: the pages say so when they resolve
-        return s, []
+    refused = _power_limit_problem(s)
     if refused is None:
         return s, []
     notice = refused.describe("Ignored power limit")
@@ -88,6 +83,8 @@ def _precision_it_runs(gpu: str) -> str | None:
 
 
 def _power_limit_problem(s: Scenario) -> PlannerError | None:
+    """Why the scenario's typed power limit is outside its GPU's range, or None (also for a GPU the catalogues
+    lack: the pages say that one when they resolve)."""
     from ui.data import catalogs
 
     try:

@@ -10,7 +10,7 @@ import polars as pl
 
 from planner.decide.sweep_grid import SearchSpace
 from planner.decide.sweep_rank import Kept
-from planner.decide.sweep_space import FIELD_WORDS, fixed_words
+from planner.decide.sweep_space import FIELD_WORDS, SEARCHED_FIELDS, fixed_words
 from planner.decide.sweep_types import Constraints
 from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR
 
@@ -83,10 +83,7 @@ def _versus(winner: Mapping[str, Any], other: Mapping[str, Any]) -> str:
 
 def _alternative(winner: Mapping[str, Any], frontier: pl.DataFrame) -> Mapping[str, Any] | None:
     """The fastest point of the cost-versus-time frontier that is not the winner."""
-    keys = (
-        "gpu", "n_gpus", "tp", "pp", "pp_virtual_stages", "ep", "zero_stage", "recompute", "micro_batch",
-        "offload_optimizer",
-    )  # fmt: skip
+    keys = ("gpu", *SEARCHED_FIELDS)
     for row in frontier.iter_rows(named=True):
         if any(row[k] != winner[k] for k in keys):
             return row

@@ -25,11 +25,9 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 import numpy as np
-import numpy.typing as npt
 
 from planner.formulas.memory_inputs import MemoryInputs
-
-Column = float | npt.NDArray[np.float64]
+from planner.post.group import Column, PostTrainingColumns
 
 
 @dataclass(frozen=True)
@@ -169,7 +167,14 @@ class EnergyColumns:
 
 
 Group = TypeVar(
-    "Group", ModelColumns, RecipeColumns, LayoutColumns, WorkloadColumns, GpuColumns, EnergyColumns
+    "Group",
+    ModelColumns,
+    RecipeColumns,
+    LayoutColumns,
+    WorkloadColumns,
+    GpuColumns,
+    EnergyColumns,
+    PostTrainingColumns,
 )
 GROUPS: Final = {
     "model": ModelColumns,
@@ -178,6 +183,7 @@ GROUPS: Final = {
     "workload": WorkloadColumns,
     "gpu": GpuColumns,
     "energy": EnergyColumns,
+    "post": PostTrainingColumns,  # post-training (issue 16; planner.post.group)
 }
 # column name -> its group; names are unique across groups (tests/test_columns.py)
 GROUP_OF: Final = {
@@ -195,6 +201,7 @@ class Columns:
     workload: WorkloadColumns
     gpu: GpuColumns
     energy: EnergyColumns
+    post: PostTrainingColumns
 
     def replace(self, **changes: Any) -> Columns:
         """A copy with some columns changed: a whole group (`gpu=stacked`) or single columns by name

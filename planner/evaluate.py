@@ -16,13 +16,19 @@ import numpy as np
 
 from planner.columns import Columns, memory_inputs
 from planner.failures import with_failures
-from planner.formulas import comm, compute, cost, energy, timing
+from planner.formulas import comm, compute, timing
 from planner.formulas.memory import MemoryBreakdown, MemoryInputs, max_micro_batch, memory_with_paging
 from planner.formulas.model_states import stage_model_states
 from planner.formulas.offload import OffloadStep
 from planner.formulas.recipes import Method, Recompute
-from planner.formulas.units import SECONDS_PER_HOUR
-from planner.step_parts import adapter_memory_time_s, checkpoint_io_s, moe_layout, offload_step
+from planner.post.step import policy_view, post_training_outputs
+from planner.step_parts import (
+    adapter_memory_time_s,
+    checkpoint_io_s,
+    moe_layout,
+    money_and_energy,
+    offload_step,
+)
 
 Outputs = dict[str, Any]
 
@@ -193,6 +199,7 @@ def evaluate(c: Columns, everything: bool = True) -> Outputs:
 
     `everything` False (the search's hot path, the utilisation solver) leaves out what they never read: the
     figures with failures and the largest micro-batch that fits (a quarter of the search's time)."""
+    c = policy_view(c)  # post-training: the sequences the policy trains on (planner.post.step)
     w, lay = c.workload, c.layout
     padding = compute.padding_factor(w.tokens_per_example, w.seq_len_tokens, w.packing)
     processed = compute.processed_tokens(w.training_tokens, padding)
@@ -201,7 +208,8 @@ def evaluate(c: Columns, everything: bool = True) -> Outputs:
     step_comm = _step_comm(c)
     bubble = comm.pipeline_bubble_frac(lay.pp, lay.n_micro_batches, lay.n_virtual_stages)
     g, adapter_s = c.gpu, adapter_memory_time_s(c)
-    breakdown = memory_with_paging(memory_inputs(c), c.recipe.paged_optimizer, g.vram_bytes)
+    inputs = memory_inputs(c)
+    breakdown = memory_with_paging(inputs, c.recipe.paged_optimizer, g.vram_bytes)
     host = offload_step(c, breakdown)
     common = (c, model_fpt, hw_fpt, processed, batch, step_comm, bubble)
     typical = _run(*common, g.utilisation_frac, host, adapter_s)
@@ -235,10 +243,12 @@ def evaluate(c: Columns, everything: bool = True) -> Outputs:
     out["cluster_flops_per_s"] = out["per_device_flops_per_s"] * lay.n_gpus
     out["tokens_per_s"] = w.training_tokens / out["wall_clock_s"]
     out.update(_memory(c, breakdown, everything))
-    out["fits_vram"] = fits_vram(
+    out.update(post_training_outputs(c, out, breakdown, inputs))
+    fits = fits_vram(
         out["peak_bytes"], out["model_state_bytes_total"], out["overhead_bytes"], lay.n_gpus, g.vram_bytes
     )
-    out.update(_money_and_energy(c, out))
+    out["fits_vram"] = np.where(out.pop("generation_fits", 1.0) > 0, fits, 0.0)
+    out.update(money_and_energy(c, out))
     return {**out, **with_failures(c, out)} if everything else out
 
 
@@ -252,49 +262,3 @@ def fits_vram(
     """
     judged = np.where(np.isnan(peak_bytes), state_bytes_total / n_gpus + overhead_bytes, peak_bytes)
     return np.where(np.isnan(judged), np.nan, (judged <= vram_bytes).astype(float))
-
-
-def _money_and_energy(c: Columns, out: Outputs) -> Outputs:
-    g, e, n_gpus = c.gpu, c.energy, c.layout.n_gpus
-    hours = out["wall_clock_s"] / SECONDS_PER_HOUR
-    gpu_hours = hours * n_gpus
-    rate = cost.RateBand(g.usd_per_gpu_hour, g.usd_per_gpu_hour_low, g.usd_per_gpu_hour_high, "")
-    money = cost.cost_figures(
-        gpu_hours,
-        rate,
-        c.workload.training_tokens,
-        c.workload.experiments_multiplier,
-        out["wall_clock_s_low"] / SECONDS_PER_HOUR * n_gpus,
-        out["wall_clock_s_high"] / SECONDS_PER_HOUR * n_gpus,
-    )
-    power = energy.energy_figures(
-        n_gpus,
-        hours,
-        g.power_limit_w,  # the run's draw follows the power limit (its TDP unless capped)
-        e.g_co2e_per_kwh,
-        gpu_util_frac=e.gpu_util_frac,
-        idle_power_frac=e.idle_power_frac,
-        host_overhead_frac=e.host_overhead_frac,
-        pue=e.pue,
-        usd_per_kwh=e.usd_per_kwh,
-        wall_clock_h_low=out["wall_clock_s_low"] / SECONDS_PER_HOUR,
-        wall_clock_h_high=out["wall_clock_s_high"] / SECONDS_PER_HOUR,
-        experiments_multiplier=c.workload.experiments_multiplier,
-    )
-    return {
-        "device_hours": gpu_hours,
-        "cost_usd": money.cost_usd,
-        "cost_usd_low": money.cost_usd_low,
-        "cost_usd_high": money.cost_usd_high,
-        "usd_per_million_tokens": money.usd_per_million_tokens,
-        "energy_kwh": power.energy_kwh,
-        "energy_kwh_low": power.energy_kwh_low,
-        "energy_kwh_high": power.energy_kwh_high,
-        "gpu_energy_kwh": power.gpu_energy_kwh,
-        "host_energy_kwh": power.host_energy_kwh,
-        "facility_overhead_kwh": power.facility_overhead_kwh,
-        "co2e_kg": power.co2e_kg,
-        "co2e_kg_low": power.co2e_kg_low,
-        "co2e_kg_high": power.co2e_kg_high,
-        "electricity_cost_usd": power.electricity_cost_usd,
-    }

@@ -31,6 +31,7 @@ def checkpoint_bytes_each(c: Columns) -> Any:
 def with_failures(c: Columns, out: dict[str, Any]) -> dict[str, Any]:
     """Failures, checkpoint interval, and the wall clock, GPU-hours, cost and energy with failures."""
     lay, w, g, e = c.layout, c.workload, c.gpu, c.energy
+    n_gpus = lay.n_gpus + c.post.n_generation_gpus  # the GPUs that only generate fail and wait like the rest
     storage_given = np.isfinite(w.storage_gb_per_s)
     n_nodes = np.ceil(lay.n_gpus / lay.n_gpus_per_node)
     write_gb_per_s = np.where(storage_given, w.storage_gb_per_s, goodput.default_write_gb_per_s(n_nodes))
@@ -38,7 +39,7 @@ def with_failures(c: Columns, out: dict[str, Any]) -> dict[str, Any]:
     write_s = np.where(np.isnan(w.checkpoint_write_s), derived_write_s, w.checkpoint_write_s)
     run = goodput.goodput(
         out["wall_clock_s"],
-        lay.n_gpus,
+        n_gpus,
         w.failures_per_gpu_hour,
         write_s,
         w.restart_s,
@@ -51,11 +52,11 @@ def with_failures(c: Columns, out: dict[str, Any]) -> dict[str, Any]:
     def known(value: Any) -> Any:
         return np.where(never, np.nan, value)
 
-    gpu_hours = known(run.wall_clock_s / SECONDS_PER_HOUR * lay.n_gpus)
+    gpu_hours = known(run.wall_clock_s / SECONDS_PER_HOUR * n_gpus)
 
     def extra_kwh(seconds: Any, gpu_util_frac: Any) -> Any:
         return energy.energy_figures(
-            lay.n_gpus,
+            n_gpus,
             seconds / SECONDS_PER_HOUR,
             g.power_limit_w,
             e.g_co2e_per_kwh,

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+import planner.scenario_columns as sc
 from planner.catalogue.catalog import Catalogs, check_precision, precision_problem
 from planner.catalogue.efficiency import precision_class
 from planner.catalogue.power_limits import (
@@ -32,13 +33,7 @@ from planner.model.architecture import ParamCounts
 from planner.model.expert_split import check_expert_split
 from planner.model.layer_split import check_layer_split
 from planner.model.shape import ModelShape
-from planner.scenario_columns import (
-    energy_columns,
-    layout_columns,
-    model_columns,
-    recipe_columns,
-    workload_columns,
-)
+from planner.post.columns import post_training_columns
 
 BANDS = ("low", "typical", "high")
 # A GPU row without a host-link figure: 16 GB/s, about PCIe 3.0 x16 (15.75 GB/s per direction, data/README.md).
@@ -231,15 +226,16 @@ def resolve(s: Scenario, cats: Catalogs) -> Resolved:
         check_layer_split(shape.n_layers, s.pp, s.pp_virtual_stages, _model_label(s, shape))
     check_expert_split(shape, s.ep, _model_label(s, shape))
     seq = sequence_length(s, shape)
-    model, counts = model_columns(s, shape)
+    model, counts = sc.model_columns(s, shape)
     hw, provenance = gpu_columns(s, gpu, cats, float(model.n_active_params))
     columns = Columns(
         model=model,
-        recipe=recipe_columns(s),
-        layout=layout_columns(s),
-        workload=workload_columns(s, seq.tokens),
+        recipe=sc.recipe_columns(s),
+        layout=sc.layout_columns(s),
+        workload=sc.workload_columns(s, seq.tokens),
         gpu=hw,
-        energy=energy_columns(s, float(region["g_co2e_per_kwh"])),
+        energy=sc.energy_columns(s, float(region["g_co2e_per_kwh"])),
+        post=post_training_columns(s, shape, float(model.n_params), float(model.n_active_params), cats),
     )
     return Resolved(
         scenario=s,

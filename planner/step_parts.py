@@ -14,10 +14,11 @@ import numpy as np
 
 from planner.columns import Columns
 from planner.failures import checkpoint_bytes_each
-from planner.formulas import adapter_time, comm, offload, timing
+from planner.formulas import adapter_time, comm, cost, energy, offload, timing
 from planner.formulas.comm import BYTES_PER_GB
 from planner.formulas.memory_inputs import MemoryBreakdown
 from planner.formulas.recipes import Method, Recompute
+from planner.formulas.units import SECONDS_PER_HOUR
 
 
 def adapter_memory_time_s(c: Columns) -> Any:
@@ -94,3 +95,50 @@ def offload_step(c: Columns, host: MemoryBreakdown) -> offload.OffloadStep:
         pcie_gb_per_s=c.gpu.pcie_gb_per_s,
         host_memory_gb_per_s=lay.host_memory_gb_per_s,
     )
+
+
+def money_and_energy(c: Columns, out: dict[str, Any]) -> dict[str, Any]:
+    """Cost and energy of the run's GPU-hours: the training GPUs and any that only generate (issue 16)."""
+    g, e, n_gpus = c.gpu, c.energy, c.layout.n_gpus + c.post.n_generation_gpus
+    hours = out["wall_clock_s"] / SECONDS_PER_HOUR
+    gpu_hours = hours * n_gpus
+    rate = cost.RateBand(g.usd_per_gpu_hour, g.usd_per_gpu_hour_low, g.usd_per_gpu_hour_high, "")
+    money = cost.cost_figures(
+        gpu_hours,
+        rate,
+        c.workload.training_tokens,
+        c.workload.experiments_multiplier,
+        out["wall_clock_s_low"] / SECONDS_PER_HOUR * n_gpus,
+        out["wall_clock_s_high"] / SECONDS_PER_HOUR * n_gpus,
+    )
+    power = energy.energy_figures(
+        n_gpus,
+        hours,
+        g.power_limit_w,  # the run's draw follows the power limit (its TDP unless capped)
+        e.g_co2e_per_kwh,
+        gpu_util_frac=e.gpu_util_frac,
+        idle_power_frac=e.idle_power_frac,
+        host_overhead_frac=e.host_overhead_frac,
+        pue=e.pue,
+        usd_per_kwh=e.usd_per_kwh,
+        wall_clock_h_low=out["wall_clock_s_low"] / SECONDS_PER_HOUR,
+        wall_clock_h_high=out["wall_clock_s_high"] / SECONDS_PER_HOUR,
+        experiments_multiplier=c.workload.experiments_multiplier,
+    )
+    return {
+        "device_hours": gpu_hours,
+        "cost_usd": money.cost_usd,
+        "cost_usd_low": money.cost_usd_low,
+        "cost_usd_high": money.cost_usd_high,
+        "usd_per_million_tokens": money.usd_per_million_tokens,
+        "energy_kwh": power.energy_kwh,
+        "energy_kwh_low": power.energy_kwh_low,
+        "energy_kwh_high": power.energy_kwh_high,
+        "gpu_energy_kwh": power.gpu_energy_kwh,
+        "host_energy_kwh": power.host_energy_kwh,
+        "facility_overhead_kwh": power.facility_overhead_kwh,
+        "co2e_kg": power.co2e_kg,
+        "co2e_kg_low": power.co2e_kg_low,
+        "co2e_kg_high": power.co2e_kg_high,
+        "electricity_cost_usd": power.electricity_cost_usd,
+    }

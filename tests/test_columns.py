@@ -37,11 +37,22 @@ FLAGS = {
     "paged_optimizer",  # issue 14 item 5
     "packing",
     "utilisation_is_end_to_end",
+    "paired",  # post-training (issue 16)
+    "online",
+    "generation_sleeps",
 }
-CODES = {"method", "recompute", "zero_stage"}
-DEGREES = {"tp", "pp", "cp", "dp", "ep"}
-WIDTHS = {"hidden_size", "head_dim", "ffn_hidden_size", "vocab_size", "lora_rank"}
-DIMENSIONLESS = {"pue", "experiments_multiplier", "flops_per_param_token", "tokens_per_example"}
+CODES = {"method", "recompute", "zero_stage", "objective"}
+DEGREES = {"tp", "pp", "cp", "dp", "ep", "generation_tp"}
+WIDTHS = {
+    "hidden_size", "head_dim", "ffn_hidden_size", "vocab_size", "lora_rank",
+    "value_hidden_size", "value_head_dim", "value_ffn_hidden_size",
+}  # fmt: skip
+# forward tokens of a model per token the policy trains on (issue 16): ratios of two token counts
+TOKEN_RATIOS = {
+    "policy_forward_tokens_per_token", "reference_tokens_per_token", "reward_tokens_per_token",
+    "value_tokens_per_token",
+}  # fmt: skip
+DIMENSIONLESS = {"pue", "experiments_multiplier", "flops_per_param_token", "tokens_per_example", *TOKEN_RATIOS}
 UNIT_SUFFIXES = (
     "_bytes",
     "_bytes_per_param",

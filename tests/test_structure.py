@@ -34,7 +34,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"inputs"}),
     frozenset({"library"}),
     frozenset({"catalogue"}),
-    frozenset({"pipeline"}),
+    # post-training (issue 16) composes Columns like the pipeline modules, which read its column group
+    frozenset({"pipeline", "post"}),
     frozenset({"decide", "cases", "export"}),
     frozenset({"cli", "__main__", "api"}),
 )

@@ -81,7 +81,21 @@ class Recompute(_Choice):
     SELECTIVE_OP = 3
 
 
-PEAK_PHASE_NAMES: Final = {0: "forward/backward", 1: "optimizer step"}
+class PostTraining(_Choice):
+    """The training objective (issue 16; planner.inputs.post_training): supervised, preference or RL."""
+
+    SFT = 0
+    DPO = 1
+    SIMPO = 2
+    ORPO = 3
+    KTO = 4
+    REWARD_MODEL = 5
+    PPO = 6
+    GRPO = 7
+
+
+# 2: a colocated rollout engine's phase (planner.formulas.post_training) is the larger one
+PEAK_PHASE_NAMES: Final = {0: "forward/backward", 1: "optimizer step", 2: "generation (rollouts)"}
 PP_STAGE_NAMES: Final = {0: "first pipeline stage", 1: "last pipeline stage"}
 
 # --- element sizes ------------------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from planner.errors import PlannerError, check_name
+from planner.inputs import post_training as pt
+from planner.inputs.goodput_defaults import FAILURES_PER_GPU_HOUR, RESTART_MIN
 from planner.model.expert_split import check_expert_degree
 from planner.model.layer_split import check_interleaving
 from planner.model.shape import ModelShape
@@ -36,19 +38,6 @@ FSDP_TO_ZERO: dict[str, tuple[int, bool]] = {
 # 1e16 tokens: hundreds of times the largest published runs (Llama 3: over 15e12 tokens); more is a typo.
 MAX_TRAINING_TOKENS = 1e16
 
-# Kokolis et al., "Revisiting Reliability in Large-Scale Machine Learning Research Clusters" (FAIR at Meta, HPCA
-# 2025, arXiv:2410.21680): 11 months of Meta's RSC-1 (16k A100, 8 per node) give a fitted rate of 6.50
-# job-interrupting failures per 1,000 node-days; it reproduces the paper's projected job MTTF of 1.8 h at 16,384
-# GPUs (2,048 nodes x 6.5e-3 a day = 13.3 failures a day). Per GPU-hour: 6.5e-3 / (8 x 24) = 3.39e-5, one failure
-# per 29,500 GPU-hours. The paper measured 7.9 h at 1,024 GPUs (1.24e-4 per GPU-hour): small jobs fail more often
-# than the hardware rate says, so this default is the optimistic end for them.
-FAILURES_PER_NODE_DAY_RSC1 = 6.50e-3
-FAILURES_PER_GPU_HOUR = FAILURES_PER_NODE_DAY_RSC1 / (8 * 24)
-# Restart: 10 minutes to notice the failure, drain and re-queue the job, start the processes and initialise the
-# collectives (the parts of Huawei MindCluster's recovery-time breakdown, "resumable training" guide, before the
-# checkpoint reload, which the planner adds from the checkpoint's bytes). Not a published figure: an order of
-# magnitude, and a scenario input.
-RESTART_MIN = 10.0
 
 CUSTOM_MODEL = ""  # `model` left empty: the plan uses the bare `params_b` count (or an imported shape)
 
@@ -201,11 +190,27 @@ class Scenario(BaseModel):
     # --- expert parallelism (issue 14 item 1): routed experts over ep GPUs carved out of dp (Megatron-Core's
     # --expert-model-parallel-size; planner/formulas/moe.py); 1024 as for tp.
     ep: int = Field(1, ge=1, le=1024, description="expert-parallel degree (MoE only); 1 = none")
+    # --- post-training (issue 16): each field's range and reason in planner/inputs/post_training.py ---------
+    post_training: pt.PostTraining = pt.field_of("post_training")
+    completion_tokens: int | None = pt.field_of("completion_tokens")
+    samples_per_prompt: int | None = pt.field_of("samples_per_prompt")
+    rollout_prompts: int | None = pt.field_of("rollout_prompts")
+    rollout_epochs: int = pt.field_of("rollout_epochs")
+    generation_gpus: int = pt.field_of("generation_gpus")
+    generation_tp: int = pt.field_of("generation_tp")
+    generation_memory_frac: float | None = pt.field_of("generation_memory_frac")
+    generation_sleeps: bool = pt.field_of("generation_sleeps")
+    generation_bandwidth_frac: float = pt.field_of("generation_bandwidth_frac")
+    reference: pt.Reference = pt.field_of("reference")
+    frozen_dtype: pt.FrozenDtype = pt.field_of("frozen_dtype")
+    reward_model: str = pt.field_of("reward_model")
+    value_model: str = pt.field_of("value_model")
 
     @model_validator(mode="before")
     @classmethod
     def _fsdp_names(cls, data: Any) -> Any:
-        """Accept FSDP strategy names in `zero_stage` (e.g. "FULL_SHARD")."""
+        """Accept FSDP strategy names in `zero_stage` (e.g. "FULL_SHARD") and objectives in `method`."""
+        data = pt.objective_in_method(data)
         if isinstance(data, dict) and isinstance(data.get("zero_stage"), str):
             name = data["zero_stage"].strip().upper()
             if name in FSDP_TO_ZERO:
@@ -227,12 +232,12 @@ class Scenario(BaseModel):
 
     # Before the length checks: " " (a link's `gpu=%20`) must fail min_length, not pass it and become "", which
     # would leave a stored scenario that no later change validates against.
-    @field_validator("gpu", "region", "model", "snapshot", mode="before")
+    @field_validator("gpu", "region", "model", "snapshot", "reward_model", "value_model", mode="before")
     @classmethod
     def _strip(cls, value: Any) -> Any:
         return value.strip() if isinstance(value, str) else value
 
-    @field_validator("gpu", "region", "model")
+    @field_validator("gpu", "region", "model", "reward_model", "value_model")
     @classmethod
     def _name(cls, value: str) -> str:
         return check_name(value)  # catalogue names: they travel in share links
@@ -256,6 +261,7 @@ class Scenario(BaseModel):
             )
         check_interleaving(self.pp, self.grad_accum, self.pp_virtual_stages, self.model_shape)
         check_expert_degree(self.ep, self.dp, self.model_shape)  # a catalogue model's experts: at resolve
+        pt.check_post_training(self)
         if self.training_tokens > MAX_TRAINING_TOKENS:
             raise PlannerError(
                 "examples",

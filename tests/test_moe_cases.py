@@ -78,7 +78,12 @@ def test_moe_row_takes_the_catalogue_expert_layout_and_the_stated_ep():
     scenario, facts = made
     shape = scenario.model_shape
     # models.csv, Qwen3 30B A3B (Hub config.json): 128 routed experts of width 768, top-8, head_dim 128
-    assert (shape.n_experts, shape.n_experts_active, shape.moe_ffn_hidden, shape.head_dim) == (128, 8, 768, 128)
+    assert (shape.n_experts, shape.n_experts_active, shape.moe_ffn_hidden, shape.head_dim) == (
+        128,
+        8,
+        768,
+        128,
+    )
     assert scenario.ep == 8
     assert any("expert layout from the model catalogue" in line for line in facts.assumptions)
 

@@ -26,7 +26,7 @@ from planner.cases.case_defaults import (
     note,
 )
 from planner.cases.case_gpu import GpuMatcher
-from planner.cases.case_shape import case_shape
+from planner.cases.case_shape import case_shape, catalogue_moe_shape
 from planner.catalogue.catalog import Catalogs, precision_problem, supported_precisions
 from planner.catalogue.power_limits import power_limit_problem
 from planner.formulas.units import GIB_BYTES
@@ -80,7 +80,7 @@ def case_scenario(row: dict[str, str], cats: Catalogs, gpus: GpuMatcher) -> tupl
         # No GPU figure enters the memory model, so a memory row is predicted on any catalogue GPU.
         gpu = gpus.stand_in() if isinstance(gpu, str) else gpu
         notes.append(f"GPU '{row['gpu']}' not used by the memory model: {gpu['name']} stands in")
-    shape = case_shape(row, notes)
+    shape = catalogue_moe_shape(row, cats, notes) if _is_moe(row) else case_shape(row, notes)
     if isinstance(shape, str):
         return shape
     fields = _scenario_fields(row, notes, supported_precisions(gpu))
@@ -88,6 +88,7 @@ def case_scenario(row: dict[str, str], cats: Catalogs, gpus: GpuMatcher) -> tupl
     if refused is not None:  # a stated precision the GPU lacks: no run to predict (the GPU comparison's rule)
         return f"precision {row['precision'] or '(not stated)'!r} read as {refused.problem}"
     fields["pp_virtual_stages"] = _virtual_stages(row, fields, shape.n_layers, notes)
+    fields["ep"] = words.expert_parallel_degree(row.get("notes", "")) or 1
     fields.update(
         model="",
         model_shape=shape,
@@ -114,6 +115,11 @@ def case_scenario(row: dict[str, str], cats: Catalogs, gpus: GpuMatcher) -> tupl
         assumptions=tuple(notes),
     )
     return scenario, facts
+
+
+def _is_moe(row: dict[str, str]) -> bool:
+    """A row whose active parameters differ from its total: a mixture of experts."""
+    return words.number(row, "active_params_b") not in (None, words.number(row, "params_b"))
 
 
 def _virtual_stages(row: dict[str, str], fields: dict[str, Any], n_layers: int, notes: list[str]) -> int:
@@ -166,8 +172,6 @@ def _skip_reason(row: dict[str, str], unit: str) -> str | None:
         return f"measured_unit {unit!r} is not predicted for category {row['category']!r}"
     if "no packing" in notes:
         return "unpacked batches padded to their longest sample: seq_len is only the maximum length"
-    if words.number(row, "active_params_b") not in (None, words.number(row, "params_b")):
-        return "mixture-of-experts row: the expert layout is not in the case columns"
     if unit in MEMORY_UNITS and "paged" in optimizer and "8bit" not in optimizer.replace("-", ""):
         return "32-bit paged optimizer: only the 8-bit paged AdamW is modelled"
     if unit in TIME_UNITS and not row["seq_len"]:

@@ -13,6 +13,8 @@ from pydantic import ValidationError
 
 from planner.cases import case_words as words
 from planner.cases.case_defaults import default, note
+from planner.catalogue.catalog import Catalogs
+from planner.catalogue.models import UnknownModelError
 from planner.model.architecture import count_params
 from planner.model.shape import ModelShape
 
@@ -53,3 +55,22 @@ def case_shape(row: dict[str, str], notes: list[str]) -> ModelShape | str:
     except ValidationError as err:
         return f"inconsistent model shape: {err.errors()[0]['msg']}"
     return min(candidates, key=lambda shape: abs(count_params(shape).total - target))
+
+
+def catalogue_moe_shape(row: dict[str, str], cats: Catalogs, notes: list[str]) -> ModelShape | str:
+    """A mixture-of-experts row's shape: the catalogue model its `model` cell names (models.csv holds the
+    routed and shared experts, top-k, expert width and dense layers the case columns have no room for),
+    its context stretched to the row's sequence length; or why there is none."""
+    name = words.text(row, "model")
+    try:
+        shape = cats.model(name)
+    except UnknownModelError:
+        return (
+            f"mixture-of-experts row: model {name!r} is not in the model catalogue, and the expert layout "
+            "is not in the case columns"
+        )
+    if not shape.is_moe:
+        return f"mixture-of-experts row: catalogue model {name!r} has no experts"
+    notes.append(f"expert layout from the model catalogue's {shape.name!r}")
+    seq_len = int(words.number(row, "seq_len") or 0)
+    return shape.model_copy(update={"context_len": max(shape.context_len, seq_len)})

@@ -161,3 +161,14 @@ def virtual_pipeline_stages(notes: str) -> int | None:
         if found:
             return int(found.group(1))
     return None
+
+
+# How the calibration notes state an expert-parallel degree: "Expert parallel degree 8" (the EP column of NeMo
+# Automodel's and Megatron-Core's tables, Megatron's --expert-model-parallel-size). The case file has no column.
+_EXPERT_PARALLEL = re.compile(r"expert[- ]parallel(?:ism)?(?: degree| size)? (\d+)")
+
+
+def expert_parallel_degree(notes: str) -> int | None:
+    """The expert-parallel degree the notes state (issue 14 item 1), or None when they state none."""
+    found = _EXPERT_PARALLEL.search(notes.lower())
+    return int(found.group(1)) if found else None

@@ -118,9 +118,14 @@ class Estimate(PostTrainingFigures):
     unavailable: dict[str, str]
 
     def to_flat(self) -> dict[str, Any]:
-        """JSON-ready: NaN never leaves the library (it becomes None)."""
+        """JSON-ready: NaN never leaves the library (it becomes None). The plain figures come first, the
+        post-training ones after them."""
         out: dict[str, Any] = {}
-        for key, value in self.model_dump().items():
+        dumped = self.model_dump()
+        post = [key for key in PostTrainingFigures.model_fields]
+        for key, value in [(k, v) for k, v in dumped.items() if k not in post] + [
+            (k, dumped[k]) for k in post
+        ]:
             if isinstance(value, float) and not math.isfinite(value):
                 value = None
             out[key] = value

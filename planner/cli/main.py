@@ -74,12 +74,17 @@ def _estimate(args: argparse.Namespace) -> int:
     from planner.catalogue.catalog import catalogs_from_environment
     from planner.decide.fixes import suggest_fixes
     from planner.estimate import estimate_resolved
+    from planner.post.outputs import PostTrainingFigures
     from planner.resolve import resolve
+
+    post_training_keys = frozenset(PostTrainingFigures.model_fields)
 
     cats = catalogs_from_environment()
     resolved = resolve(scenario, cats)
     result = estimate_resolved(resolved)
     flat = result.to_flat()
+    if args.format == "table" and scenario.post_training == "sft":  # its post-training figures are all 0
+        flat = {key: value for key, value in flat.items() if key not in post_training_keys}
     fixes = suggest_fixes(resolved, cats) if result.fits_vram is False else []
     if args.format == "json" and result.fits_vram is False:
         flat["fixes"] = [fix.to_flat() for fix in fixes]

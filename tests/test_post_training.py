@@ -258,3 +258,11 @@ def test_cli_dpo_json_keys_as_the_issue_states() -> None:
 def test_cli_refuses_a_bad_group_size_with_the_flag_named() -> None:
     done = run_cli("estimate", "--method", "grpo", "--samples-per-prompt", "1", "--format", "json")
     assert done.returncode == 2 and "--samples-per-prompt" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_exported_post_training_plan_says_what_its_file_leaves_out() -> None:
+    from planner.export.exporters import export_plan
+
+    sft, dpo = (export_plan(plan(**changes), CATS, "torchtune") for changes in ({}, {"method": "dpo"}))
+    assert not any("objective" in line for line in sft.not_expressed)
+    assert any(line.startswith("the dpo objective") for line in dpo.not_expressed)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from planner.catalogue.catalog import Catalogs
 from planner.errors import PlannerError
 from planner.export import to_accelerate, to_deepspeed, to_megatron, to_torchtitan, to_torchtune
@@ -21,16 +23,30 @@ def export_plan(scenario: Scenario, cats: Catalogs, target: str) -> Export:
     name = target.strip().lower()
     scenario = with_sequence_length(scenario, cats)  # every target writes the length the estimate uses
     if name == "megatron":
-        return to_megatron.export(scenario, cats)
-    if name == "deepspeed":
-        return to_deepspeed.export(scenario)
-    if name == "accelerate":
-        return to_accelerate.export(scenario)
-    if name == "torchtune":
-        return to_torchtune.export(scenario)
-    if name == "torchtitan":
-        return to_torchtitan.export(scenario)
-    raise PlannerError("target", "unknown export target", value=target, allowed=", ".join(EXPORT_TARGETS))
+        written = to_megatron.export(scenario, cats)
+    elif name == "deepspeed":
+        written = to_deepspeed.export(scenario)
+    elif name == "accelerate":
+        written = to_accelerate.export(scenario)
+    elif name == "torchtune":
+        written = to_torchtune.export(scenario)
+    elif name == "torchtitan":
+        written = to_torchtitan.export(scenario)
+    else:
+        raise PlannerError("target", "unknown export target", value=target, allowed=", ".join(EXPORT_TARGETS))
+    return _with_objective_note(written, scenario)
+
+
+def _with_objective_note(written: Export, scenario: Scenario) -> Export:
+    """These targets configure supervised training; a post-training plan says what the file leaves out."""
+    if scenario.post_training == "sft":
+        return written
+    missing = (
+        f"the {scenario.post_training} objective: this file sets up the policy's training layout only; the "
+        "reference, reward and value models, preference pairs and the rollout engine are configured in the "
+        "post-training framework (TRL, OpenRLHF, verl, NeMo-RL)"
+    )
+    return replace(written, not_expressed=(*written.not_expressed, missing))
 
 
 def target_version(target: str) -> str:

@@ -15,6 +15,7 @@ from ui.goodput_inputs import goodput_rows, render_goodput_inputs
 from ui.methods_link import methods_link
 from ui.model_input import render_shape_editor
 from ui.number_entry import number_entry
+from ui.post_training_view import render_step_time
 from ui.presets import preset_picker
 from ui.state import bound
 
@@ -150,6 +151,7 @@ breakdown_table(
     ]
 )
 unavailable_notes(est)
+render_step_time(est, resolved.scenario)
 
 st.subheader("Scaling with GPU count")
 curve = scaling_curve(resolved)

@@ -19,6 +19,7 @@ from ui.blocks import (
 from ui.estimate_cache import current_or_stop
 from ui.fixes_box import render_fixes
 from ui.methods_link import methods_link
+from ui.post_training_view import memory_rows, peak_sentence
 from ui.safe_text import plain
 from ui.training_setup import RECOMPUTE_LABELS
 
@@ -57,8 +58,11 @@ if est.peak_gib_per_device is not None:
         f"are gone by the optimizer step. The peak per GPU, during the {plain(est.peak_phase)}, is "
         f"{fmt.gib(est.peak_gib_per_device)}."
     )
+if peak_sentence(est):
+    st.markdown(peak_sentence(est))
 breakdown_table(
     [(row["component"], row["how"], fmt.gib(row["gib"])) for row in components.iter_rows(named=True)]
+    + memory_rows(est)
     + [
         ("Peak per GPU", f"largest phase: {est.peak_phase}", fmt.gib(est.peak_gib_per_device)),
         ("On the host (offloaded)", "moved to CPU memory", fmt.gib(est.host_offload_gib)),

@@ -123,7 +123,7 @@ _PUBLIC_MODULES = {
         "with_sequence_length",
     ),
     "planner.results": ("Estimate",),
-    "planner.views": ("co2e_by_region", "energy_components", "memory_components"),
+    "planner.views": ("co2e_by_region", "energy_components", "memory_components", "step_timeline"),
     "planner.library.connect": ("DB_URL_ENV", "LibraryUnavailable", "library_url"),
     "planner.library.opening": ("open_library",),
     "planner.library.records": ("StoredPlan", "repaired", "split_tags"),
@@ -245,7 +245,7 @@ if TYPE_CHECKING:
         with_sequence_length,
     )
     from planner.results import Estimate
-    from planner.views import co2e_by_region, energy_components, memory_components
+    from planner.views import co2e_by_region, energy_components, memory_components, step_timeline
 
 
 def __getattr__(name: str) -> Any:

@@ -26,6 +26,7 @@ def memory_components(est: Estimate) -> pl.DataFrame:
         ),
         ("Framework overhead", "CUDA context, cuBLAS/NCCL workspaces", est.overhead_gib),
         ("Allocator fragmentation", "caching-allocator slack over allocated bytes", est.fragmentation_gib),
+        *_post_training_components(est),
     ]
     kept = [(name, how, value) for name, how, value in rows if value is not None]
     return pl.DataFrame(
@@ -35,6 +36,47 @@ def memory_components(est: Estimate) -> pl.DataFrame:
             "gib": [float(r[2]) for r in kept],
             "order": list(range(len(kept))),
             "label": ["per GPU"] * len(kept),
+        }
+    )
+
+
+def _post_training_components(est: Estimate) -> list[tuple[str, str, float | None]]:
+    """The models beside the policy and a colocated engine (issue 16), where the plan has them: 0 GiB rows
+    are left out, so a supervised plan's bar is the one it always was."""
+    colocated = est.generation_phase_gib > 0  # 0 when generation has GPUs of its own, or nothing generates
+    rows = [
+        (
+            "Reference model",
+            "frozen copy at the frozen dtype, split like the policy",
+            est.reference_model_gib,
+        ),
+        ("Reward model", "frozen, at the frozen dtype, split like the policy", est.reward_model_gib),
+        ("Value model (critic)", "its weights, optimizer states and master copy", est.value_model_gib),
+        (
+            "Generation engine (colocated)",
+            "engine memory share × VRAM: its 16-bit weights and KV cache",
+            est.generation_engine_gib if colocated else 0.0,
+        ),
+    ]
+    return [row for row in rows if row[2] > 0]
+
+
+def step_timeline(est: Estimate) -> pl.DataFrame:
+    """One post-training step by part, in the order they run (generate, score, train, hand the weights over),
+    with each part's start, for a one-bar timeline; every part is kept, 0 s ones too, so the chart's legend
+    names all four."""
+    parts = ("Generation", "Scoring (frozen forwards)", "Training", "Weight hand-over")
+    seconds = [est.step_generation_s, est.step_scoring_s, est.step_training_s, est.step_weight_sync_s]
+    starts = np.cumsum([0.0, *seconds[:-1]])
+    return pl.DataFrame(
+        {
+            "part": list(parts),
+            "seconds": [float(s) for s in seconds],
+            "start_s": [float(s) for s in starts],
+            "end_s": [float(a + s) for a, s in zip(starts, seconds, strict=True)],
+            "order": list(range(len(parts))),
+            "share_frac": [float(s) / max(sum(seconds), 1e-300) for s in seconds],
+            "label": ["one step"] * len(parts),
         }
     )
 

@@ -21,6 +21,7 @@ MEMORY_COLOURS = alt.Scale(scheme="tableau10")
 LEGEND_ROWS_HEIGHT = (
     270  # px: tall enough for the ten legend rows (at 140 px the last three of nine were cut off)
 )
+LEGEND_ROW_PX = 27  # the same height per row, for a post-training plan's longer legend (up to 14 rows)
 Spec = dict[str, Any]
 
 
@@ -41,11 +42,12 @@ def _with_data(spec: Spec, **datasets: pl.DataFrame) -> Spec:
 def memory_stack(components: pl.DataFrame, vram_gib: float) -> Spec:
     """Stacked bar of per-GPU memory components with the GPU's VRAM as a labelled line."""
     vram = pl.DataFrame({"vram_gib": [vram_gib], "text": [f"VRAM {vram_gib:,.1f} GiB"]})
-    return _with_data(_memory_stack_spec(), components=components, vram=vram)
+    height = max(LEGEND_ROWS_HEIGHT, LEGEND_ROW_PX * components.height)
+    return _with_data(_memory_stack_spec(height), components=components, vram=vram)
 
 
-@lru_cache(maxsize=1)
-def _memory_stack_spec() -> Spec:
+@lru_cache(maxsize=4)
+def _memory_stack_spec(height: int) -> Spec:
     bars = (
         alt.Chart(alt.NamedData(name="components"))
         .mark_bar()
@@ -71,7 +73,7 @@ def _memory_stack_spec() -> Spec:
     label = vram.mark_text(color="red", align="left", dx=4, y=0, dy=8, fontSize=11).encode(
         x="vram_gib:Q", text="text:N"
     )
-    return _to_spec((bars + line + label).properties(height=LEGEND_ROWS_HEIGHT))
+    return _to_spec((bars + line + label).properties(height=height))
 
 
 # The y axis of a line chart with a limit stops at this multiple of the limit: far above it the lines only say

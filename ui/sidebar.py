@@ -8,6 +8,7 @@ from ui.data import catalogs, model_names
 from ui.estimate_cache import derived_values
 from ui.model_input import render_model_picker
 from ui.number_entry import number_entry
+from ui.post_training_inputs import dataset_words
 from ui.safe_text import plain
 from ui.state import bound, scenario
 
@@ -16,9 +17,12 @@ def render_sidebar() -> None:
     st.header("Run")
     render_model_picker(model_names())
     st.subheader("Dataset")
-    number_entry("Training examples", "examples", help="A count: 30000, 30,000 or 3e4.")
+    # Preference objectives count pairs and RL objectives prompts (a pair trains two sequences, a prompt
+    # `samples per prompt`), so the boxes say which.
+    examples_label, tokens_label = dataset_words(scenario().post_training)
+    number_entry(examples_label, "examples", help="A count: 30000, 30,000 or 3e4.")
     number_entry(
-        "Tokens per example",
+        tokens_label,
         "tokens_per_example",
         help="Prompt plus completion, after the chat template is applied.",
     )

@@ -12,6 +12,12 @@ import streamlit as st
 from planner import Scenario
 from ui.estimate_cache import current_resolved
 from ui.number_entry import number_entry
+from ui.post_training_inputs import (
+    METHOD_LABEL,
+    OBJECTIVE_SHORT,
+    render_objective_input,
+    render_post_training_inputs,
+)
 from ui.safe_text import plain
 from ui.state import bound, scenario
 
@@ -37,6 +43,8 @@ EXPERT_PARALLEL_LABEL = "Expert parallel (MoE)"
 def setup_summary(s: Scenario, derived_seq_len: int | None) -> str:
     """One line naming what is set, so a closed section still tells what the pages are computing."""
     method = METHOD_LABELS[s.method] + (f" r{s.lora_rank}" if s.method != "full" else "")
+    if s.post_training != "sft":  # the objective first: it changes what every page computes
+        method = f"{OBJECTIVE_SHORT[s.post_training]}, policy {method}"
     if s.seq_len is not None:
         sequence = f"{s.seq_len:,}-token sequences"
     elif derived_seq_len is not None:
@@ -94,12 +102,22 @@ def _derived_seq_len() -> int | None:
 
 
 def _method_inputs() -> None:
-    bound(st.selectbox, "Method", "method", options=list(METHOD_LABELS), format_func=METHOD_LABELS.get)
+    render_objective_input()
+    bound(
+        st.selectbox,
+        METHOD_LABEL,
+        "method",
+        options=list(METHOD_LABELS),
+        format_func=METHOD_LABELS.get,
+        help="How the policy's weights are trained, whatever the objective: all of them, or low-rank adapters "
+        "on a frozen base (QLoRA: a 4-bit base).",
+    )
     if scenario().method != "full":
         number_entry("LoRA rank", "lora_rank")
         bound(st.selectbox, "LoRA targets", "lora_targets", options=["all_linear", "attention"])
     if scenario().method == "qlora":
         bound(st.checkbox, "Double quantisation", "qlora_double_quant")
+    render_post_training_inputs()
     bound(
         st.selectbox,
         "Optimizer",

@@ -19,7 +19,7 @@ from ui.blocks import (
 from ui.estimate_cache import current_or_stop
 from ui.fixes_box import render_fixes
 from ui.methods_link import methods_link
-from ui.post_training_view import memory_rows, peak_sentence
+from ui.post_training_view import memory_rows, render_memory_notes
 from ui.safe_text import plain
 from ui.training_setup import RECOMPUTE_LABELS
 
@@ -58,8 +58,7 @@ if est.peak_gib_per_device is not None:
         f"are gone by the optimizer step. The peak per GPU, during the {plain(est.peak_phase)}, is "
         f"{fmt.gib(est.peak_gib_per_device)}."
     )
-if peak_sentence(est):
-    st.markdown(peak_sentence(est))
+render_memory_notes(est, s)
 breakdown_table(
     [(row["component"], row["how"], fmt.gib(row["gib"])) for row in components.iter_rows(named=True)]
     + memory_rows(est)

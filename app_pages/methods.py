@@ -17,6 +17,7 @@ from ui.methods_data import (
     sources_table,
 )
 from ui.methods_link import TOPICS, requested_topic
+from ui.methods_post import post_training
 from ui.safe_text import plain
 from ui.state import scenario
 from ui.team_data import origin_markdown, team_error_markdown
@@ -242,6 +243,7 @@ SECTIONS = {
     "memory": memory,
     "cost": cost,
     "energy": energy,
+    "post_training": post_training,
     "catalogues": catalogues,
     "accuracy": accuracy,
     "version": version,

@@ -192,3 +192,47 @@ def test_a_link_with_post_training_fields_reads_into_the_widgets():
     assert at.session_state[SCENARIO_KEY].samples_per_prompt == 16
     assert at.sidebar.text_input(key="w.samples_per_prompt").value == "16"
     assert at.sidebar.text_input(key="w.generation_gpus").value == "8"
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"post_training": "dpo"},
+        {"post_training": "grpo"},  # colocated engine: its share is in the bar
+        {"post_training": "grpo", "generation_sleeps": True},  # the generation phase may then peak
+        {"post_training": "ppo", "reward_model": "Llama 3.2 1B"},
+        {"post_training": "grpo", "generation_gpus": 8},  # the engine on GPUs of its own: not in this bar
+    ],
+)
+def test_the_memory_bar_holds_every_byte_of_a_post_training_peak(changes):
+    """The Memory page's bar adds each component at its largest, so with the models beside the policy and a
+    colocated engine it still never falls short of the peak (the check tests/test_memory.py makes for SFT)."""
+    from planner import memory_components
+
+    est = estimate(Scenario(**changes))
+    components = memory_components(est)
+    assert est.peak_gib_per_device is not None
+    assert float(components["gib"].sum()) >= est.peak_gib_per_device - 1e-9
+    names = set(components["component"])
+    assert ("Reference model" in names) == (est.reference_model_gib > 0)
+    assert ("Generation engine (colocated)" in names) == (est.generation_phase_gib > 0)
+    assert ("Reward model" in names) == (est.reward_model_gib > 0)
+    if changes["post_training"] == "ppo":  # a named 1B reward model, and a value model of its size
+        assert {"Reward model", "Value model (critic)"} <= names
+
+
+def test_the_methods_page_explains_post_training():
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import APP
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.query_params["topic"] = "post_training"
+    at.switch_page("app_pages/methods.py").run()
+    assert not at.exception
+    assert at.main.header[0].proto.anchor == "post_training"
+    text = "\n".join(m.value for m in at.main.markdown)
+    assert "layers × 2 (key and value) × KV heads × head dim × 2 bytes" in text
+    assert "bound by memory bandwidth" in text and "60%" in text
+    assert "adapters switched off" in text  # the LoRA reference costs no memory

@@ -14,6 +14,7 @@ TOPICS: dict[str, str] = {
     "memory": "Memory per GPU",
     "cost": "Cost and its range",
     "energy": "Energy, PUE and carbon",
+    "post_training": "Post-training: preference and RL",
     "catalogues": "Catalogues",
     "accuracy": "Accuracy against published measurements",
     "version": "Version and data in use",

@@ -11,6 +11,7 @@ from planner import Estimate, Scenario, step_timeline
 from ui import format as fmt
 from ui import post_charts
 from ui.blocks import breakdown_table
+from ui.methods_link import methods_link
 from ui.post_training_inputs import OBJECTIVE_SHORT
 from ui.safe_text import plain
 
@@ -41,6 +42,16 @@ def peak_sentence(est: Estimate) -> str:
         f"The peak is in the **{which}** phase: {fmt.gib(est.training_phase_gib)} while training, "
         f"{fmt.gib(est.generation_phase_gib)} while the colocated engine generates."
     )
+
+
+def render_memory_notes(est: Estimate, s: Scenario) -> None:
+    """Under the Memory page's bar: which phase peaks, and where the post-training memory is explained."""
+    if not is_post_training(s):
+        return
+    sentence = peak_sentence(est)
+    if sentence:
+        st.markdown(sentence)
+    methods_link("post_training", label=f"How {OBJECTIVE_SHORT[s.post_training]} memory is counted")
 
 
 def memory_rows(est: Estimate) -> list[tuple[str, str, str]]:
@@ -80,6 +91,7 @@ def render_step_time(est: Estimate, s: Scenario) -> None:
         return
     name = OBJECTIVE_SHORT[s.post_training]
     st.subheader(f"{name}: time by part")
+    methods_link("post_training", label=f"How {name} time is computed")
     first, second, third = st.columns(3)
     first.metric("Generation time", fmt.hours(est.generation_time_h))
     second.metric("Training time", fmt.hours(est.training_time_h))

@@ -95,6 +95,12 @@ _PUBLIC_MODULES = {
     "planner.formulas.energy": ("GPU_UTIL_EXPLANATION", "PUE_EXPLANATION"),
     "planner.inputs.errors": ("scenario_error",),
     "planner.inputs.numbers": ("number_text", "parse_field_number", "parse_number"),
+    "planner.inputs.post_training": (
+        "COLOCATED_ENGINE_MEMORY_FRAC",
+        "DEDICATED_ENGINE_MEMORY_FRAC",
+        "GRPO_SAMPLES_PER_PROMPT",
+        "NO_REWARD_MODEL",
+    ),
     "planner.inputs.query": (
         "PAGE_PARAMETERS",
         "drop_unknown_names",
@@ -136,6 +142,9 @@ _RENAMED = {
     "CATALOGUE_FILE_LIMIT": ("planner.catalogue.catalog_read", "CATALOGUE_FILE"),
     "COMPARE_MAX_GPUS": ("planner.decide.compare", "MAX_GPUS"),
     "EXPORT_TARGET_VERSIONS": ("planner.export.export_types", "TARGET_VERSIONS"),
+    "ONLINE_OBJECTIVES": ("planner.inputs.post_training", "ONLINE"),
+    "PAIRED_OBJECTIVES": ("planner.inputs.post_training", "PAIRED"),
+    "REFERENCE_FREE_OBJECTIVES": ("planner.inputs.post_training", "REFERENCE_FREE"),
 }
 _PUBLIC_NAMES = {
     name: (module, name) for module, names in _PUBLIC_MODULES.items() for name in names
@@ -211,6 +220,15 @@ if TYPE_CHECKING:
     from planner.formulas.energy import GPU_UTIL_EXPLANATION, PUE_EXPLANATION
     from planner.inputs.errors import scenario_error
     from planner.inputs.numbers import number_text, parse_field_number, parse_number
+    from planner.inputs.post_training import (
+        COLOCATED_ENGINE_MEMORY_FRAC,
+        DEDICATED_ENGINE_MEMORY_FRAC,
+        GRPO_SAMPLES_PER_PROMPT,
+        NO_REWARD_MODEL,
+    )
+    from planner.inputs.post_training import ONLINE as ONLINE_OBJECTIVES
+    from planner.inputs.post_training import PAIRED as PAIRED_OBJECTIVES
+    from planner.inputs.post_training import REFERENCE_FREE as REFERENCE_FREE_OBJECTIVES
     from planner.inputs.query import (
         PAGE_PARAMETERS,
         drop_unknown_names,

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.inputs import post_training as pt
+from planner import (
+    COLOCATED_ENGINE_MEMORY_FRAC,
+    DEDICATED_ENGINE_MEMORY_FRAC,
+    GRPO_SAMPLES_PER_PROMPT,
+    Scenario,
+)
+
+# The decode bandwidth share the estimate uses unless one is typed.
+GENERATION_BANDWIDTH_FRAC = Scenario.model_fields["generation_bandwidth_frac"].default
 
 
 def post_training() -> None:
@@ -22,7 +30,7 @@ are trained. Any objective combines with any method: LoRA DPO, QLoRA GRPO.
   reference. *KTO*: unpaired examples, plus a mismatched batch that policy and reference only run forward.
   *Reward model*: pairs through a model with a one-number head instead of the vocabulary. *PPO*: the policy
   generates its completions, a frozen reward model scores them, a value (critic) model is trained beside the
-  policy and a reference keeps the policy close. *GRPO*: {pt.GRPO_SAMPLES_PER_PROMPT} completions per prompt by
+  policy and a reference keeps the policy close. *GRPO*: {GRPO_SAMPLES_PER_PROMPT:d} completions per prompt by
   default (TRL's default group), compared with each other; no value model, and a rule or verifier as reward
   unless a reward model is named.
 - **Dataset counts.** For pairs the examples are pairs, for PPO and GRPO they are prompts; tokens per example are
@@ -38,11 +46,11 @@ are trained. Any objective combines with any method: LoRA DPO, QLoRA GRPO.
   one-number head. It trains after the policy in each step, so only one of the two is in its backward at a time.
 - **KV cache** of one sequence = layers × 2 (key and value) × KV heads × head dim × 2 bytes (bf16) × (prompt +
   completion) tokens. The engine holds as many sequences at once as its memory share holds after its 16-bit
-  weights (vLLM's gpu_memory_utilization: {pt.COLOCATED_ENGINE_MEMORY_FRAC} by default when it shares the
-  training GPUs, TRL's colocate default; {pt.DEDICATED_ENGINE_MEMORY_FRAC} on GPUs of its own, vLLM's default).
+  weights (vLLM's gpu_memory_utilization: {COLOCATED_ENGINE_MEMORY_FRAC:g} by default when it shares the
+  training GPUs, TRL's colocate default; {DEDICATED_ENGINE_MEMORY_FRAC:g} on GPUs of its own, vLLM's default).
 - **Generation time**: the prompts are processed (prefill) at the compute rate, 2 × active parameters FLOPs per
   prompt token. Each generated token is **bound by memory bandwidth**: a decode step reads the weights once for
-  all sequences in flight plus each sequence's KV cache, at {pt.GENERATION_BANDWIDTH_FRAC:.0%} of the datasheet
+  all sequences in flight plus each sequence's KV cache, at {GENERATION_BANDWIDTH_FRAC:.0%} of the datasheet
   bandwidth by default — our judgement: serving stacks reach 60-85 %, an engine embedded in a trainer sits at the
   low end, and the share is an input. A step is never faster than its FLOPs at the compute rate. More sequences
   in flight share the weight reads, so the time per sequence falls as the batch grows.

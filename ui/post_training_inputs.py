@@ -9,14 +9,27 @@ entry stays in its box with the widget's label and the allowed range beside it, 
 
 from __future__ import annotations
 
+from typing import get_args
+
 import streamlit as st
 
-from planner import Scenario
-from planner.inputs import post_training as pt
+from planner import (
+    COLOCATED_ENGINE_MEMORY_FRAC,
+    DEDICATED_ENGINE_MEMORY_FRAC,
+    GRPO_SAMPLES_PER_PROMPT,
+    NO_REWARD_MODEL,
+    ONLINE_OBJECTIVES,
+    PAIRED_OBJECTIVES,
+    REFERENCE_FREE_OBJECTIVES,
+    Scenario,
+)
 from ui.data import model_names
 from ui.number_entry import number_entry
 from ui.state import bound, scenario
 
+# The pickers' options are the Scenario's own choices, in its order.
+OBJECTIVES = get_args(Scenario.model_fields["post_training"].annotation)
+FROZEN_DTYPES = get_args(Scenario.model_fields["frozen_dtype"].annotation)
 OBJECTIVE_LABELS = {
     "sft": "SFT (supervised fine-tuning)",
     "dpo": "DPO (preference pairs, reference)",
@@ -58,7 +71,7 @@ def render_objective_input() -> None:
         st.selectbox,
         OBJECTIVE_LABEL,
         "post_training",
-        options=list(pt.POST_TRAININGS),
+        options=list(OBJECTIVES),
         format_func=OBJECTIVE_LABELS.get,
         help="What the policy is trained for. SFT learns from examples; DPO, SimPO and ORPO from chosen and "
         "rejected responses to one prompt; KTO from single responses rated good or bad; a reward model learns "
@@ -72,7 +85,7 @@ def render_post_training_inputs() -> None:
     if s.post_training == "sft":
         return
     st.markdown(f"**{OBJECTIVE_SHORT[s.post_training]} settings**")
-    if s.post_training not in pt.REFERENCE_FREE:
+    if s.post_training not in REFERENCE_FREE_OBJECTIVES:
         bound(
             st.selectbox,
             REFERENCE_LABEL,
@@ -88,11 +101,11 @@ def render_post_training_inputs() -> None:
             st.selectbox,
             "Frozen model dtype (reference, reward)",
             "frozen_dtype",
-            options=list(pt.FROZEN_DTYPE_BYTES),
+            options=list(FROZEN_DTYPES),
             help="Storage of the models that only run forward: 2 bytes a parameter in bf16/fp16, 1 in int8, "
             "half a byte in nf4.",
         )
-    if s.post_training in pt.ONLINE:
+    if s.post_training in ONLINE_OBJECTIVES:
         _rollout_inputs(s)
         _engine_inputs(s)
         _scorer_inputs(s)
@@ -100,7 +113,7 @@ def render_post_training_inputs() -> None:
 
 def _has_frozen_model(s: Scenario) -> bool:
     """A reference or a reward model is held: the objectives with a reference, and the RL ones (reward)."""
-    return s.post_training not in pt.REFERENCE_FREE or s.post_training in pt.ONLINE
+    return s.post_training not in REFERENCE_FREE_OBJECTIVES or s.post_training in ONLINE_OBJECTIVES
 
 
 def _rollout_inputs(s: Scenario) -> None:
@@ -111,7 +124,7 @@ def _rollout_inputs(s: Scenario) -> None:
         help="Tokens each completion generates; the prompt is tokens per sequence minus this, so it must be "
         "shorter than tokens per sequence.",
     )
-    default_samples = pt.GRPO_SAMPLES_PER_PROMPT if s.post_training == "grpo" else 1
+    default_samples = GRPO_SAMPLES_PER_PROMPT if s.post_training == "grpo" else 1
     number_entry(
         SAMPLES_LABEL,
         "samples_per_prompt",
@@ -141,7 +154,7 @@ def _engine_inputs(s: Scenario) -> None:
         "that many extra GPUs only generate (counted in cost, energy and failures).",
     )
     number_entry("Generation tensor parallel", "generation_tp", help="GPUs per generation engine replica.")
-    default_share = pt.DEDICATED_ENGINE_MEMORY_FRAC if s.generation_gpus else pt.COLOCATED_ENGINE_MEMORY_FRAC
+    default_share = DEDICATED_ENGINE_MEMORY_FRAC if s.generation_gpus else COLOCATED_ENGINE_MEMORY_FRAC
     number_entry(
         ENGINE_SHARE_LABEL,
         "generation_memory_frac",
@@ -168,14 +181,14 @@ def _engine_inputs(s: Scenario) -> None:
 def _model_options(current: str, *, with_none: bool) -> list[str]:
     """Empty, none and the presets; a stored name the presets lack (a link's) stays listed, so the picker shows
     what the plan holds and the page says why it cannot be looked up."""
-    options = [SAME_AS_POLICY, *([pt.NO_REWARD_MODEL] if with_none else []), *model_names()]
+    options = [SAME_AS_POLICY, *([NO_REWARD_MODEL] if with_none else []), *model_names()]
     return options if current in options else [*options, current]
 
 
 def _scorer_inputs(s: Scenario) -> None:
     """The reward model (PPO, and GRPO when it is not rule-based) and PPO's value model."""
     empty_reward = "same as the policy" if s.post_training == "ppo" else "none (rule-based, GRPO's default)"
-    reward_words = {SAME_AS_POLICY: empty_reward, pt.NO_REWARD_MODEL: "none (rule-based)"}
+    reward_words = {SAME_AS_POLICY: empty_reward, NO_REWARD_MODEL: "none (rule-based)"}
     bound(
         st.selectbox,
         "Reward model",
@@ -201,9 +214,9 @@ def _scorer_inputs(s: Scenario) -> None:
 
 def dataset_words(objective: str) -> tuple[str, str]:
     """(examples label, tokens-per-example label) for the objective: pairs or prompts where they are counted."""
-    if objective in pt.PAIRED:
+    if objective in PAIRED_OBJECTIVES:
         return "Preference pairs", "Tokens per sequence (prompt + one response)"
-    if objective in pt.ONLINE:
+    if objective in ONLINE_OBJECTIVES:
         return "Prompts", "Tokens per sequence (prompt + completion)"
     if objective == "kto":
         return "Rated examples (good or bad)", "Tokens per example"

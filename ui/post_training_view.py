@@ -39,7 +39,7 @@ def peak_sentence(est: Estimate) -> str:
         )
     which = "generation" if est.peak_phase == GENERATION_PHASE else "training"
     return (
-        f"The peak is in the **{which}** phase: {fmt.gib(est.training_phase_gib)} while training, "
+        f"The peak is in the {which} phase: {fmt.gib(est.training_phase_gib)} while training, "
         f"{fmt.gib(est.generation_phase_gib)} while the colocated engine generates."
     )
 
@@ -50,7 +50,7 @@ def render_memory_notes(est: Estimate, s: Scenario) -> None:
         return
     sentence = peak_sentence(est)
     if sentence:
-        st.markdown(sentence)
+        st.markdown(plain(sentence))
     methods_link("post_training", label=f"How {OBJECTIVE_SHORT[s.post_training]} memory is counted")
 
 

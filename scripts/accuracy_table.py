@@ -69,7 +69,9 @@ def accuracy_markdown(cases: list[dict[str, str]], path: Path, n_worst: int) -> 
         "",
         "**Which to trust for a new setup:** the source-holdout figures. A setup of your own is a source the "
         "presets have not seen, which is exactly what that score measures; the shipped score is what the "
-        "published rows themselves get, and row holdout sits between the two. Memory predictions use no "
+        "published rows themselves get, and row holdout usually sits between the two (holding out a whole "
+        "source can instead move a row to a broader efficiency cell that happens to fit it better, so the two "
+        "holdouts can swap places). Memory predictions use no "
         "presets, and energy rows never feed them (nor does any source of theirs), so for those two "
         "categories the three scores agree and are all out-of-sample. Regenerate this section with "
         "`.venv/bin/python scripts/accuracy_table.py`.",

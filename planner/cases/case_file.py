@@ -34,12 +34,30 @@ NUMERIC_COLUMNS = (
     "params_b", "active_params_b", "n_layers", "hidden", "n_heads", "n_kv_heads", "ffn_hidden", "vocab",
     "seq_len", "micro_batch", "global_batch", "grad_accum", "lora_rank", "tp", "pp", "dp", "cp", "n_gpus",
     "n_tokens_b", "power_w_per_gpu", "pue", "grid_kg_co2e_per_kwh", "measured_value",
+    # post-training (issue 16)
+    "prompt_tokens", "completion_tokens", "samples_per_prompt", "rollout_prompts", "generation_memory_frac",
+    "generation_tp",
 )  # fmt: skip
 # Counts and sizes: whole numbers (a layout of 2.5 GPUs or 0.5 layers is a typo).
 WHOLE_COLUMNS = (
     "n_layers", "hidden", "n_heads", "n_kv_heads", "ffn_hidden", "vocab", "seq_len", "micro_batch",
     "global_batch", "grad_accum", "lora_rank", "tp", "pp", "dp", "cp", "n_gpus",
+    "prompt_tokens", "completion_tokens", "samples_per_prompt", "rollout_prompts", "generation_tp",
 )  # fmt: skip
+# A count that may be zero: GPUs that only generate (0 = generation colocated on the training GPUs).
+ZERO_OR_COUNT_COLUMNS = ("generation_gpus",)
+FRACTION_COLUMNS = ("generation_memory_frac",)  # a share of GPU memory: in (0, 1]
+# Post-training rows (issue 16): how the policy is trained when `method` names the objective, the rollout's
+# shape and the models beside the policy (planner.cases.case_post maps them to the Scenario).
+POST_COLUMNS = (
+    "policy_method", "prompt_tokens", "completion_tokens", "samples_per_prompt", "rollout_prompts",
+    "generation_gpus", "reference", "reward_model", "value_model", "generation_memory_frac", "generation_tp",
+)  # fmt: skip
+# Vocabulary of the post-training text columns (blank = the objective's default).
+WORD_COLUMNS = {
+    "policy_method": ("full", "lora", "qlora"),
+    "reference": ("copy", "offload", "base", "precomputed", "none"),
+}
 # The header of reference/calibration.csv, the case-file format (DESIGN.md §4), in its order.
 CASE_FILE_COLUMNS = (
     "case_id", "category", "source", "url", "model", "params_b", "active_params_b", "n_layers", "hidden",
@@ -47,12 +65,14 @@ CASE_FILE_COLUMNS = (
     "method", "lora_rank", "optimizer", "precision", "zero_stage_or_fsdp", "tp", "pp", "dp", "cp",
     "activation_ckpt", "flash_attn", "gpu", "n_gpus", "n_tokens_b", "power_w_per_gpu", "pue",
     "grid_kg_co2e_per_kwh", "measured_value", "measured_unit", "notes",
+    *POST_COLUMNS,
 )  # fmt: skip
-# Provenance text: read as empty when a case file leaves the column out. Extra columns are allowed.
-OPTIONAL_COLUMNS = ("source", "url", "notes")
+# Provenance text and the post-training columns: read as empty when a case file leaves the column out (case
+# files older than issue 16 keep working, DESIGN.md §4). Extra columns are allowed.
+OPTIONAL_COLUMNS = ("source", "url", "notes", *POST_COLUMNS)
 REQUIRED_COLUMNS = tuple(column for column in CASE_FILE_COLUMNS if column not in OPTIONAL_COLUMNS)
-# The shipped calibration file is 106 kB for 124 cases; 5 MB is some 5,800 cases, far more than any study holds.
-CASE_FILE = Limit("case file", 5_000_000, "the shipped calibration file is 106 kB for 124 cases")
+# The shipped calibration file is 140 kB for 145 cases; 5 MB is some 5,000 cases, far more than any study holds.
+CASE_FILE = Limit("case file", 5_000_000, "the shipped calibration file is 140 kB for 145 cases")
 MAX_LISTED_PROBLEMS = 50  # a file with more malformed cells is listed up to here, then counted
 
 
@@ -136,7 +156,25 @@ def row_problems(row: Mapping[str, str]) -> list[tuple[str, str]]:
             problems.append((column, f"{text!r} is not a number > 0 (or empty)"))
         elif text and column in WHOLE_COLUMNS and not float(text).is_integer():
             problems.append((column, f"{text!r} is not a whole number"))
+        elif text and column in FRACTION_COLUMNS and float(text) > 1:
+            problems.append((column, f"{text!r} is not a share in (0, 1]"))
+    for column in ZERO_OR_COUNT_COLUMNS:
+        text = row[column]
+        if text and not _whole_count(text):
+            problems.append((column, f"{text!r} is not a whole number >= 0 (or empty)"))
+    for column, allowed in WORD_COLUMNS.items():
+        if row[column] and row[column].lower() not in allowed:
+            problems.append((column, f"{row[column]!r} is not one of {', '.join(allowed)} (or empty)"))
     return problems
+
+
+def _whole_count(text: str) -> bool:
+    """0, 1, 2, ... (a count that may be zero)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    return math.isfinite(value) and value >= 0 and value.is_integer()
 
 
 def _positive_number(text: str) -> bool:

@@ -54,10 +54,15 @@ def read_out(c: Columns, out: Mapping[str, Any], facts: CaseFacts) -> float:
         "samples_per_s_total": lambda: per_gpu * n_gpus / c.workload.seq_len_tokens,
         "tflops_per_gpu_model": lambda: per_gpu * source_flops_per_token(c, facts)[0] / 1e12,
         "tflops_per_gpu_hardware": lambda: per_gpu * source_flops_per_token(c, facts)[1] / 1e12,
-        "s_per_iteration": lambda: out["step_time_s"],
+        # One optimizer step; for PPO/GRPO one rollout step (generate, score, train), every part included
+        # (planner.post.step; for supervised fine-tuning post_step_time_s is step_time_s itself).
+        "s_per_iteration": lambda: out["post_step_time_s"],
         # Published run lengths are whole runs: their failures, restarts and redone work included.
         "days": lambda: out["wall_clock_with_failures_s"] / SECONDS_PER_DAY,
-        "gpu_hours": lambda: out["wall_clock_with_failures_s"] * n_gpus / SECONDS_PER_HOUR,
+        # device hours: the GPUs that only generate count too (0 without post-training)
+        "gpu_hours": lambda: (
+            out["wall_clock_with_failures_s"] * (n_gpus + c.post.n_generation_gpus) / SECONDS_PER_HOUR
+        ),
     }
     return float(np.asarray(readers[unit]()))
 

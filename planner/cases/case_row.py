@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from planner.cases import case_post
 from planner.cases import case_words as words
 from planner.cases.case_defaults import (
     BLANK_DEFAULTS,
@@ -68,22 +69,28 @@ class CaseFacts:
 def case_scenario(row: dict[str, str], cats: Catalogs, gpus: GpuMatcher) -> tuple[Scenario, CaseFacts] | str:
     """The Scenario of one case row and its case-only facts, or the reason it cannot be predicted."""
     unit, category = row["measured_unit"], row["category"]
+    row, sequence_note = case_post.with_sequence(row)
     reason = _skip_reason(row, unit)
     if reason:
         return reason
-    notes: list[str] = []
+    notes: list[str] = [sequence_note] if sequence_note else []
     gpu = gpus.match(row["gpu"])
     limit_w = None if isinstance(gpu, str) else _power_limit(row["gpu"], gpu, notes)
     if isinstance(gpu, str) or isinstance(limit_w, str):
-        if category != "memory":
+        if category != "memory" or case_post.generation_on_gpu(row):
             return gpu if isinstance(gpu, str) else str(limit_w)
-        # No GPU figure enters the memory model, so a memory row is predicted on any catalogue GPU.
+        # No GPU figure enters the memory model, so a memory row is predicted on any catalogue GPU (but a
+        # colocated generation engine's share is of the GPU's own memory: such rows need their GPU).
         gpu = gpus.stand_in() if isinstance(gpu, str) else gpu
         notes.append(f"GPU '{row['gpu']}' not used by the memory model: {gpu['name']} stands in")
     shape = catalogue_moe_shape(row, cats, notes) if _is_moe(row) else case_shape(row, notes)
     if isinstance(shape, str):
         return shape
     fields = _scenario_fields(row, notes, supported_precisions(gpu))
+    post = case_post.post_fields(row, fields["seq_len"], fields["precision"], cats, notes)
+    if isinstance(post, str):
+        return post
+    fields.update(post)
     refused = precision_problem(gpu, fields["precision"])
     if refused is not None:  # a stated precision the GPU lacks: no run to predict (the GPU comparison's rule)
         return f"precision {row['precision'] or '(not stated)'!r} read as {refused.problem}"
@@ -176,8 +183,16 @@ def _skip_reason(row: dict[str, str], unit: str) -> str | None:
         return "32-bit paged optimizer: only the 8-bit paged AdamW is modelled"
     if unit in TIME_UNITS and not row["seq_len"]:
         return "sequence length not stated: a throughput or time cannot be predicted without it"
-    if unit in RUN_LENGTH_UNITS and not row["n_tokens_b"]:
-        return f"a figure in {unit} needs the run's token count (n_tokens_b)"
+    if unit in RUN_LENGTH_UNITS and not row["n_tokens_b"] and not words.examples_and_epochs(notes):
+        return (
+            f"a figure in {unit} needs the run's token count (n_tokens_b, or 'N prompts, E epochs' in notes)"
+        )
+    if unit in TIME_UNITS and case_post.generation_on_gpu(row) and not case_post.batch_stated(row):
+        return (
+            "rollout batch not stated (micro_batch, global_batch or rollout_prompts): decode is bound by "
+            "reading the weights once per token for the whole batch in flight, so generation time scales "
+            "inversely with a batch the row does not give"
+        )
     return None
 
 
@@ -209,7 +224,7 @@ def _scenario_fields(row: dict[str, str], notes: list[str], gpu_precisions: list
         micro_batch = given("micro_batch")
     global_batch = stated_global or micro_batch * (stated_accum or 1.0) * dp
     grad_accum = stated_accum or max(round(global_batch / (micro_batch * dp)), 1)
-    method = row["method"].lower() or "full"
+    method = case_post.policy_method(row)
     if not row["method"]:
         notes.append(note("method"))
     stage, hybrid, offload = words.read_sharding(row["zero_stage_or_fsdp"])
@@ -226,9 +241,13 @@ def _scenario_fields(row: dict[str, str], notes: list[str], gpu_precisions: list
     if flash is None:
         notes.append(note("flash_attn"))
     seq_len = int(given("seq_len"))
+    stated_tokens_b = words.number(row, "n_tokens_b")
+    run_length_row = row["measured_unit"] in RUN_LENGTH_UNITS and not stated_tokens_b
+    length = case_post.run_length(row, notes) if run_length_row else None
     return {
         # a rate does not depend on the run's length; a figure in days or GPU-hours has its count (checked)
-        "total_tokens_b": words.number(row, "n_tokens_b") or 1.0,
+        "total_tokens_b": stated_tokens_b or 1.0,
+        **(length or {}),
         "seq_len": seq_len,
         "tokens_per_example": seq_len,  # one packed sequence per example: no padding
         "packing": True,
@@ -239,7 +258,7 @@ def _scenario_fields(row: dict[str, str], notes: list[str], gpu_precisions: list
         "cp": cp,
         "micro_batch": int(micro_batch),
         "grad_accum": int(grad_accum),
-        "method": method if method in ("full", "lora", "qlora") else "full",
+        "method": method,
         "lora_rank": int(given("lora_rank") if method != "full" else default("lora_rank")),
         "lora_targets": _lora_targets(row, method, notes),
         "optimizer": words.read_optimizer(row["optimizer"]),

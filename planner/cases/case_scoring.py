@@ -15,6 +15,7 @@ from typing import Any
 
 import polars as pl
 
+from planner.cases import case_post
 from planner.cases.case_predict import case_efficiency
 from planner.cases.case_row import CaseFacts
 from planner.catalogue.catalog import Catalogs
@@ -23,6 +24,14 @@ from planner.inputs.scenario import Scenario
 from planner.model.architecture import count_params
 
 PRESET_CATEGORIES = ("throughput", "time")  # rows whose efficiency feeds the presets
+
+
+def feeds_presets(row: Mapping[str, str]) -> bool:
+    """A throughput or time row of supervised fine-tuning or pre-training. Post-training rows (a preference
+    or RL objective in `method`, issue 16) never feed the presets: their step holds generation, scoring and
+    other models' work beside the policy's training, so the utilisation they imply is not the training
+    efficiency the presets hold (and a PPO row's decode-bound generation would drag every preset down)."""
+    return row["category"] in PRESET_CATEGORIES and case_post.objective(row) == "sft"
 
 
 def source_of(row: Mapping[str, str]) -> str:

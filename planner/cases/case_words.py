@@ -172,3 +172,20 @@ def expert_parallel_degree(notes: str) -> int | None:
     """The expert-parallel degree the notes state (issue 14 item 1), or None when they state none."""
     found = _EXPERT_PARALLEL.search(notes.lower())
     return int(found.group(1)) if found else None
+
+
+# How the calibration notes state a run's length when n_tokens_b is blank (docs/pt_columns contract, issue 16):
+# "264,292 prompts, 1 epoch", "14k examples x 3 epochs", "50k pairs, 2 epochs".
+_RUN_LENGTH = re.compile(
+    r"(\d[\d,]*(?:\.\d+)?)\s*(k|m)?\s+(?:prompts|pairs|examples)\s*(?:,|x|×)\s*(\d+(?:\.\d+)?)\s+epochs?\b"
+)
+_MULTIPLIER = {"": 1.0, "k": 1e3, "m": 1e6}
+
+
+def examples_and_epochs(notes: str) -> tuple[int, float] | None:
+    """(examples, epochs) the notes state as "N prompts, E epochs" (prompts, pairs or examples), or None."""
+    found = _RUN_LENGTH.search(notes.lower())
+    if found is None:
+        return None
+    count = float(found.group(1).replace(",", "")) * _MULTIPLIER[found.group(2) or ""]
+    return max(round(count), 1), float(found.group(3))

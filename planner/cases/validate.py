@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from planner.cases import case_post
 from planner.cases.case_file import (
     CASE_FILE_COLUMNS,
     CATEGORIES,
@@ -36,8 +37,8 @@ from planner.cases.case_gpu import GpuMatcher
 from planner.cases.case_predict import predict_case
 from planner.cases.case_row import MEMORY_UNITS, TIME_UNITS, CaseFacts, case_scenario
 from planner.cases.case_scoring import (
-    PRESET_CATEGORIES,
     efficiency_record,
+    feeds_presets,
     refit_table,
     source_of,
     summarise,
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CASE_FILE_COLUMNS", "CATEGORIES", "MEASURED_UNITS", "REFIT_MODES", "ROW_KEYS", "CaseFileError",
-    "default_case_file", "error_summary", "load_case_file", "relative_error", "validate_cases", "validate_file",
+    "default_case_file", "error_summary", "load_case_file", "post_training_summary", "relative_error", "validate_cases", "validate_file",
 ]  # fmt: skip
 
 # Energy units reached through GPU-hours (a GPU-hour row itself is predicted like a time row).
@@ -63,6 +64,7 @@ CATEGORY_UNITS = {
     "time": (*TIME_UNITS, "tflops_per_gpu_peak_claim"),
     "energy": ("gpu_hours", *ENERGY_CHAIN_UNITS),
 }
+POST_GROUP = "post_training"  # rows whose method is a preference or RL objective (issue 16)
 ROW_KEYS = ("case_id", "category", "predicted", "measured", "measured_unit", "rel_error", "skipped_reason")
 EMPTY_SUMMARY = {
     "n": 0,
@@ -122,6 +124,21 @@ def validate_cases(
     return {"rows": out_rows, "summary": error_summary(results, categories)}
 
 
+def post_training_summary(
+    results: Sequence[Mapping[str, Any]], cases: Iterable[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """n, n_skipped and median / p90 / max |rel_error| of the post-training rows (a preference or RL objective
+    in `method`) of every category together: the group issue 16's acceptance target is set on. Kept out of
+    `validate_cases`' object, whose keys are DESIGN.md §4's contract."""
+    post_ids = {str(case["case_id"]) for case in cases if _is_post(case)}
+    post = [{**r, "category": POST_GROUP} for r in results if r["case_id"] in post_ids]
+    return error_summary(post, [POST_GROUP])[POST_GROUP]
+
+
+def _is_post(row: Mapping[str, Any]) -> bool:
+    return case_post.objective(row) != "sft"
+
+
 def error_summary(results: Sequence[Mapping[str, Any]], categories: Sequence[str]) -> dict[str, Any]:
     """Per category: n (all rows), n_skipped, and median / p90 / max |rel_error| over the predicted rows;
     a category without rows gets n = 0 and no statistics."""
@@ -156,7 +173,7 @@ class _Presets:
             return
         for row in rows:
             case = cases[row["case_id"]]
-            if row["category"] in PRESET_CATEGORIES and not isinstance(case, str):
+            if feeds_presets(row) and not isinstance(case, str):
                 record = efficiency_record(case[0], case[1], case[2], cats)
                 if isinstance(record, dict):
                     self.records.append((self._key(row), record))

@@ -170,6 +170,17 @@ def _engine_inputs(s: Scenario) -> None:
             help="The colocated engine frees its memory while the policy trains (vLLM sleep mode), so the "
             "training phase does not hold the engine's share.",
         )
+    engine_words = {"vllm": "vLLM-style (CUDA graphs)", "eager": "eager (Hugging Face generate)"}
+    bound(
+        st.selectbox,
+        "Generation engine",
+        "generation_engine",
+        options=list(engine_words),
+        format_func=engine_words.__getitem__,
+        help="vLLM, SGLang and TensorRT-LLM replay each decode step as a CUDA graph; Hugging Face generate and "
+        "DeepSpeed-Chat's hybrid engine launch every layer's kernels from the CPU each step (about 0.1 ms a "
+        "layer), which small models and batches wait for.",
+    )
     number_entry(
         "Decode bandwidth share",
         "generation_bandwidth_frac",

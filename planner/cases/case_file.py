@@ -52,11 +52,16 @@ FRACTION_COLUMNS = ("generation_memory_frac",)  # a share of GPU memory: in (0, 
 POST_COLUMNS = (
     "policy_method", "prompt_tokens", "completion_tokens", "samples_per_prompt", "rollout_prompts",
     "generation_gpus", "reference", "reward_model", "value_model", "generation_memory_frac", "generation_tp",
+    "generation_engine", "model_placement",
 )  # fmt: skip
 # Vocabulary of the post-training text columns (blank = the objective's default).
 WORD_COLUMNS = {
     "policy_method": ("full", "lora", "qlora"),
     "reference": ("copy", "offload", "base", "precomputed", "none"),
+    "generation_engine": ("vllm", "eager"),
+    # shared: every model on the training GPUs (verl, TRL, DeepSpeed-Chat); separate: each model on GPUs of its
+    # own (OpenRLHF's Ray placement), which the planner does not model
+    "model_placement": ("shared", "separate"),
 }
 # The header of reference/calibration.csv, the case-file format (DESIGN.md §4), in its order.
 CASE_FILE_COLUMNS = (

@@ -64,6 +64,11 @@ def post_fields(
     named = objective(row)
     if named == "sft":
         return {}
+    if words.text(row, "model_placement").lower() == "separate":
+        return (
+            "each model runs on GPUs of its own (model_placement separate, e.g. OpenRLHF's Ray placement); "
+            "the planner holds every model on the training GPUs"
+        )
     fields: dict[str, Any] = {
         "post_training": named,
         "reference": words.text(row, "reference").lower() or "auto",
@@ -116,6 +121,7 @@ def _rollout_fields(row: Mapping[str, Any], seq_len: int, notes: list[str]) -> d
         "generation_gpus": count("generation_gpus", "") or 0,
         "generation_tp": count("generation_tp", "") or 1,
         "generation_memory_frac": words.number(row, "generation_memory_frac"),
+        "generation_engine": words.text(row, "generation_engine").lower() or "vllm",
     }
 
 

@@ -13,7 +13,8 @@ sequences. All byte counts are per GPU of a replica unless a name says otherwise
 - **Prefill** runs at the compute rate: 2 · active parameters FLOPs per prompt token.
 - **Decode** is bound by memory bandwidth: every generated token of the batch in flight reads the weights
   once and each sequence's KV cache (on average at prompt + half the completion), at the bandwidth share
-  decoding reaches; never faster than its 2 · active parameters FLOPs per token at the compute rate.
+  decoding reaches; never faster than its 2 · active parameters FLOPs per token at the compute rate. An
+  eager engine (no CUDA graphs) also waits for the CPU to launch every layer's kernels each step.
 - **Rounds**: sequences / concurrency waves of `completion_tokens` decode steps (continuous batching refills
   finished slots, so the count is fractional, at least 1).
 - **Weight hand-over**: after each optimizer update the trainer sends the policy's 16-bit weights to every
@@ -57,6 +58,7 @@ class Engine:
     utilisation_frac: Number  # of the peak, for the compute-bound parts (prefill)
     memory_gb_per_s: Number  # per GPU, datasheet
     bandwidth_frac: Number  # share of it decoding reaches
+    launch_s: Number = 0.0  # CPU time launching one decode step's kernels (eager engines), not hidden
 
 
 def engine_weight_bytes(e: Engine) -> Number:
@@ -85,12 +87,13 @@ def prefill_s(e: Engine, n_seqs: Number) -> Number:
 
 def decode_token_s(e: Engine, n_seqs: Number) -> Number:
     """One decode step of `n_seqs` sequences: weights + their KV cache (at prompt + completion/2) read once,
-    or their FLOPs at the compute rate if that is slower."""
+    or their FLOPs at the compute rate if that is slower; an eager engine adds the CPU time it takes to launch
+    the step's kernels (the GPU waits for the launches at these sizes)."""
     mean_len = e.prompt_tokens + e.completion_tokens / 2.0
     read_bytes = engine_weight_bytes(e) + n_seqs * e.kv_bytes_per_token * mean_len / e.tp
     memory_s = read_bytes / (e.memory_gb_per_s * BYTES_PER_GB * e.bandwidth_frac)
     compute_s = 2.0 * e.n_active_params * n_seqs / (e.tp * e.peak_flops_per_s * e.utilisation_frac)
-    return np.maximum(memory_s, compute_s)
+    return np.maximum(memory_s, compute_s) + e.launch_s
 
 
 def generation_s(e: Engine) -> Number:

@@ -201,6 +201,7 @@ class Scenario(BaseModel):
     generation_memory_frac: float | None = pt.field_of("generation_memory_frac")
     generation_sleeps: bool = pt.field_of("generation_sleeps")
     generation_bandwidth_frac: float = pt.field_of("generation_bandwidth_frac")
+    generation_engine: pt.GenerationEngine = pt.field_of("generation_engine")
     reference: pt.Reference = pt.field_of("reference")
     frozen_dtype: pt.FrozenDtype = pt.field_of("frozen_dtype")
     reward_model: str = pt.field_of("reward_model")

@@ -138,6 +138,7 @@ def post_training_columns(
         generation_memory_frac=_engine_share(s),
         generation_sleeps=float(s.generation_sleeps),
         generation_bandwidth_frac=s.generation_bandwidth_frac,
+        decode_launch_s_per_layer=pt.EAGER_DECODE_S_PER_LAYER if s.generation_engine == "eager" else 0.0,
     )
 
 

@@ -98,6 +98,7 @@ _PUBLIC_MODULES = {
     "planner.inputs.post_training": (
         "COLOCATED_ENGINE_MEMORY_FRAC",
         "DEDICATED_ENGINE_MEMORY_FRAC",
+        "EAGER_DECODE_S_PER_LAYER",
         "GRPO_SAMPLES_PER_PROMPT",
         "NO_REWARD_MODEL",
     ),
@@ -223,6 +224,7 @@ if TYPE_CHECKING:
     from planner.inputs.post_training import (
         COLOCATED_ENGINE_MEMORY_FRAC,
         DEDICATED_ENGINE_MEMORY_FRAC,
+        EAGER_DECODE_S_PER_LAYER,
         GRPO_SAMPLES_PER_PROMPT,
         NO_REWARD_MODEL,
     )

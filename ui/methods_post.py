@@ -11,6 +11,7 @@ import streamlit as st
 from planner import (
     COLOCATED_ENGINE_MEMORY_FRAC,
     DEDICATED_ENGINE_MEMORY_FRAC,
+    EAGER_DECODE_S_PER_LAYER,
     GRPO_SAMPLES_PER_PROMPT,
     Scenario,
 )
@@ -53,7 +54,11 @@ are trained. Any objective combines with any method: LoRA DPO, QLoRA GRPO.
   all sequences in flight plus each sequence's KV cache, at {GENERATION_BANDWIDTH_FRAC:.0%} of the datasheet
   bandwidth by default — our judgement: serving stacks reach 60-85 %, an engine embedded in a trainer sits at the
   low end, and the share is an input. A step is never faster than its FLOPs at the compute rate. More sequences
-  in flight share the weight reads, so the time per sequence falls as the batch grows.
+  in flight share the weight reads, so the time per sequence falls as the batch grows. An **eager** engine
+  (Hugging Face generate, DeepSpeed-Chat's hybrid engine) also waits for the CPU to launch each layer's
+  kernels every step: about {EAGER_DECODE_S_PER_LAYER * 1e6:.0f} µs a layer (a published Llama 3.1 8B decode
+  step on an H100: 8.4 ms eager, 5.1 ms replayed as a CUDA graph, over its 32 layers); vLLM-style engines
+  replay the step as a CUDA graph and skip it.
 - **Scoring**: each frozen forward (reference, reward, value, the policy's own old log-probabilities) costs 2 ×
   parameters FLOPs per token it scores (Kaplan et al. 2020), at the training GPUs' rate.
 - **Weight hand-over**: after each update the trainer sends the policy's 16-bit weights to every engine replica

@@ -107,7 +107,10 @@ FIELDS: dict[str, dict[str, Any]] = {
         "le": 1,
         "description": "share of GPU memory bandwidth decoding reaches",
     },
-    "generation_engine": {"default": "vllm", "description": "vllm (CUDA-graph decode) or eager (HF generate)"},
+    "generation_engine": {
+        "default": "vllm",
+        "description": "vllm (CUDA-graph decode) or eager (HF generate)",
+    },
     "reference": {"default": "auto", "description": "how the frozen reference model is held"},
     "frozen_dtype": {"default": "bf16", "description": "storage dtype of the reference and reward models"},
     "reward_model": {

@@ -21,7 +21,7 @@ from planner.formulas.memory import MemoryBreakdown, MemoryInputs, max_micro_bat
 from planner.formulas.model_states import stage_model_states
 from planner.formulas.offload import OffloadStep
 from planner.formulas.recipes import Method, Recompute
-from planner.post.step import policy_view, post_training_outputs
+from planner.post.step import is_sft, policy_view, post_training_outputs
 from planner.step_parts import (
     adapter_memory_time_s,
     checkpoint_io_s,
@@ -133,12 +133,28 @@ def _run(
     )
 
 
-def _memory(c: Columns, breakdown: MemoryBreakdown, micro_batch_limit: bool) -> Outputs:
+Memory = tuple[MemoryInputs, MemoryBreakdown]
+
+
+def policy_memory(c: Columns) -> Memory:
+    """The memory model's inputs and per-GPU breakdown (a paged optimizer's states paged as VRAM runs short)
+    for columns already in the policy's view (`policy_view`): the memory part of `evaluate`, which the plan
+    search runs first to evaluate the rest only for the rows that fit (planner.decide.sweep)."""
     inputs = memory_inputs(c)
+    return inputs, memory_with_paging(inputs, c.recipe.paged_optimizer, c.gpu.vram_bytes)
+
+
+def device_peak_bytes(c: Columns, breakdown: MemoryBreakdown) -> Any:
+    """The device peak `evaluate` reports as `peak_bytes` before post-training's phases: NaN without a shape."""
+    return np.where(c.model.has_shape > 0, breakdown.peak_bytes, np.nan)
+
+
+def _memory(c: Columns, memory: Memory, micro_batch_limit: bool) -> Outputs:
+    inputs, breakdown = memory
     state_total = _model_state_bytes_total(inputs)
     shaped = c.model.has_shape > 0
     nan = np.nan
-    peak = np.where(shaped, breakdown.peak_bytes, nan)
+    peak = device_peak_bytes(c, breakdown)
     return {
         "weights_bytes": breakdown.weights_bytes,
         "gradients_bytes": breakdown.gradients_bytes,
@@ -194,11 +210,15 @@ def _inputs_shown(c: Columns) -> Outputs:
     }
 
 
-def evaluate(c: Columns, everything: bool = True) -> Outputs:
+def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) -> Outputs:
     """Every figure of the plan for each row of the input columns (floats or equal-length arrays).
 
     `everything` False (the search's hot path, the utilisation solver) leaves out what they never read: the
-    figures with failures and the largest micro-batch that fits (a quarter of the search's time)."""
+    figures with failures, the largest micro-batch that fits (a quarter of the search's time) and, for
+    supervised fine-tuning, the efficiency band's ends (`mfu_low`/`_high`, `wall_clock_s_low`/`_high` and
+    the cost, energy and CO2e bands that follow from them: two more runs of the time model); post-training
+    keeps the band, which its own wall clock adds to. `memory`: `policy_memory` of these very columns when
+    the caller has it already (the search), so it is not computed twice."""
     c = policy_view(c)  # post-training: the sequences the policy trains on (planner.post.step)
     w, lay = c.workload, c.layout
     padding = compute.padding_factor(w.tokens_per_example, w.seq_len_tokens, w.packing)
@@ -208,13 +228,11 @@ def evaluate(c: Columns, everything: bool = True) -> Outputs:
     step_comm = _step_comm(c)
     bubble = comm.pipeline_bubble_frac(lay.pp, lay.n_micro_batches, lay.n_virtual_stages)
     g, adapter_s = c.gpu, adapter_memory_time_s(c)
-    inputs = memory_inputs(c)
-    breakdown = memory_with_paging(inputs, c.recipe.paged_optimizer, g.vram_bytes)
+    memory = policy_memory(c) if memory is None else memory
+    inputs, breakdown = memory
     host = offload_step(c, breakdown)
     common = (c, model_fpt, hw_fpt, processed, batch, step_comm, bubble)
     typical = _run(*common, g.utilisation_frac, host, adapter_s)
-    slow = _run(*common, g.utilisation_frac_low, host, adapter_s)
-    fast = _run(*common, g.utilisation_frac_high, host, adapter_s)
     io_s = checkpoint_io_s(c)
     out: Outputs = {
         **_inputs_shown(c),
@@ -231,18 +249,21 @@ def evaluate(c: Columns, everything: bool = True) -> Outputs:
         "tokens_per_s_per_gpu": typical.tokens_per_s_per_gpu,
         "mfu": typical.mfu,
         "hfu": typical.hfu,
-        "mfu_low": slow.mfu,  # end to end like `mfu` (the same run at the band's ends): it brackets `mfu`
-        "mfu_high": fast.mfu,
         "checkpoint_io_s": io_s,
         "wall_clock_s": typical.wall_clock_s + io_s,
-        "wall_clock_s_low": fast.wall_clock_s + io_s,
-        "wall_clock_s_high": slow.wall_clock_s + io_s,
         "compute_wall_clock_s": typical.wall_clock_s,
     }
+    if everything or not is_sft(c):  # the band's ends: the same run at the preset's low and high efficiency
+        slow = _run(*common, g.utilisation_frac_low, host, adapter_s)
+        fast = _run(*common, g.utilisation_frac_high, host, adapter_s)
+        out["mfu_low"] = slow.mfu  # end to end like `mfu`: it brackets `mfu`
+        out["mfu_high"] = fast.mfu
+        out["wall_clock_s_low"] = fast.wall_clock_s + io_s
+        out["wall_clock_s_high"] = slow.wall_clock_s + io_s
     out["per_device_flops_per_s"] = typical.mfu * g.peak_flops_per_s
     out["cluster_flops_per_s"] = out["per_device_flops_per_s"] * lay.n_gpus
     out["tokens_per_s"] = w.training_tokens / out["wall_clock_s"]
-    out.update(_memory(c, breakdown, everything))
+    out.update(_memory(c, memory, everything))
     out.update(post_training_outputs(c, out, breakdown, inputs))
     fits = fits_vram(
         out["peak_bytes"], out["model_state_bytes_total"], out["overhead_bytes"], lay.n_gpus, g.vram_bytes

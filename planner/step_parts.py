@@ -98,9 +98,15 @@ def offload_step(c: Columns, host: MemoryBreakdown) -> offload.OffloadStep:
 
 
 def money_and_energy(c: Columns, out: dict[str, Any]) -> dict[str, Any]:
-    """Cost and energy of the run's GPU-hours: the training GPUs and any that only generate (issue 16)."""
+    """Cost and energy of the run's GPU-hours: the training GPUs and any that only generate (issue 16).
+
+    Their bands follow the wall clock's (`wall_clock_s_low`/`_high`); without one in `out` (the plan
+    search's hot path) the band figures are left out."""
     g, e, n_gpus = c.gpu, c.energy, c.layout.n_gpus + c.post.n_generation_gpus
     hours = out["wall_clock_s"] / SECONDS_PER_HOUR
+    banded = "wall_clock_s_low" in out
+    low_h = out["wall_clock_s_low"] / SECONDS_PER_HOUR if banded else None
+    high_h = out["wall_clock_s_high"] / SECONDS_PER_HOUR if banded else None
     gpu_hours = hours * n_gpus
     rate = cost.RateBand(g.usd_per_gpu_hour, g.usd_per_gpu_hour_low, g.usd_per_gpu_hour_high, "")
     money = cost.cost_figures(
@@ -108,8 +114,8 @@ def money_and_energy(c: Columns, out: dict[str, Any]) -> dict[str, Any]:
         rate,
         c.workload.training_tokens,
         c.workload.experiments_multiplier,
-        out["wall_clock_s_low"] / SECONDS_PER_HOUR * n_gpus,
-        out["wall_clock_s_high"] / SECONDS_PER_HOUR * n_gpus,
+        None if low_h is None else low_h * n_gpus,
+        None if high_h is None else high_h * n_gpus,
     )
     power = energy.energy_figures(
         n_gpus,
@@ -121,11 +127,11 @@ def money_and_energy(c: Columns, out: dict[str, Any]) -> dict[str, Any]:
         host_overhead_frac=e.host_overhead_frac,
         pue=e.pue,
         usd_per_kwh=e.usd_per_kwh,
-        wall_clock_h_low=out["wall_clock_s_low"] / SECONDS_PER_HOUR,
-        wall_clock_h_high=out["wall_clock_s_high"] / SECONDS_PER_HOUR,
+        wall_clock_h_low=low_h,
+        wall_clock_h_high=high_h,
         experiments_multiplier=c.workload.experiments_multiplier,
     )
-    return {
+    figures = {
         "device_hours": gpu_hours,
         "cost_usd": money.cost_usd,
         "cost_usd_low": money.cost_usd_low,
@@ -142,3 +148,7 @@ def money_and_energy(c: Columns, out: dict[str, Any]) -> dict[str, Any]:
         "co2e_kg_high": power.co2e_kg_high,
         "electricity_cost_usd": power.electricity_cost_usd,
     }
+    if not banded:
+        for name in ("cost_usd", "energy_kwh", "co2e_kg"):
+            del figures[f"{name}_low"], figures[f"{name}_high"]
+    return figures

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -28,8 +28,9 @@ from planner.decide.sweep_space import fixed_words, freed, mode_grid, offload_pa
 from planner.decide.sweep_types import OBJECTIVES, Constraints, Objective, SearchResult
 from planner.decide.sweep_words import explain, fallback_note, freed_words, shortfall_words
 from planner.errors import PlannerError
-from planner.evaluate import evaluate
+from planner.evaluate import Memory, device_peak_bytes, evaluate, policy_memory
 from planner.inputs.scenario import Scenario
+from planner.post.step import is_sft
 from planner.resolve import Resolved, resolve
 
 __all__ = [
@@ -130,13 +131,9 @@ def _evaluate_all(
     for gpu_index, one in enumerate(resolved):
         for start in range(0, len(grid), chunk_rows):
             rows = slice(start, min(start + chunk_rows, len(grid)))
-            # Without what ranking never reads (figures with failures, the largest micro-batch that fits):
-            # the shown plans are evaluated again in full.
-            out = evaluate(one.columns.replace(**grid.take(rows)), everything=False)
-            over = np.asarray(out["peak_bytes"] - one.columns.gpu.vram_bytes, dtype=float).reshape(-1)
-            fits = over <= 0  # NaN (no shape) never fits
-            layout_index = np.arange(rows.start, rows.stop)[fits]
-            parts.append(Kept.from_output(gpu_index, layout_index, out, fits))
+            over, kept = _fitting_rows(one, grid, rows, gpu_index)
+            if len(kept):
+                parts.append(kept)
             misses = np.where(over > 0, over, np.inf)  # NaN (no shape) is no miss to report either
             at = int(np.argmin(misses)) if misses.size else 0
             if misses.size and np.isfinite(misses[at]) and (closest is None or misses[at] < closest[0]):
@@ -145,6 +142,50 @@ def _evaluate_all(
             if progress is not None:
                 progress(done, total)
     return _Pass(grid, Kept.concat(parts), done, closest)
+
+
+def _fitting_rows(one: Resolved, grid: LayoutGrid, rows: slice, gpu_index: int) -> tuple[np.ndarray, Kept]:
+    """(bytes over the device memory of each row, the rows that fit with their ranking figures).
+
+    Without what ranking never reads (figures with failures, the efficiency band, the largest micro-batch
+    that fits): the shown plans are evaluated again in full. For supervised fine-tuning the memory model runs
+    first and the rest of `evaluate` only for the rows that fit, on that same memory (most of a large
+    search does not fit, and the time, cost and energy of a row that does not are never read); element by
+    element the figures are the ones a whole-chunk `evaluate` gives. Post-training's generation phase can
+    raise the peak, so its rows are evaluated whole."""
+    columns = one.columns.replace(**grid.take(rows))
+    vram = one.columns.gpu.vram_bytes
+    if not is_sft(columns):
+        out = evaluate(columns, everything=False)
+        over = np.asarray(out["peak_bytes"] - vram, dtype=float).reshape(-1)
+        fits = over <= 0  # NaN (no shape) never fits
+        return over, Kept.from_output(gpu_index, np.arange(rows.start, rows.stop)[fits], out, fits)
+    memory = policy_memory(columns)
+    over = np.asarray(device_peak_bytes(columns, memory[1]) - vram, dtype=float).reshape(-1)
+    over = np.broadcast_to(over, (rows.stop - rows.start,))
+    fits = over <= 0  # NaN (no shape) never fits
+    layout_index = np.arange(rows.start, rows.stop)[fits]
+    if not len(layout_index):
+        return over, Kept.concat([])
+    if not fits.all():
+        columns = one.columns.replace(**grid.take(layout_index))
+        memory = _memory_rows(memory, fits)
+    out = evaluate(columns, everything=False, memory=memory)
+    return over, Kept.from_output(gpu_index, layout_index, out, np.ones(len(layout_index), dtype=bool))
+
+
+def _memory_rows(memory: Memory, keep: np.ndarray) -> Memory:
+    """The memory inputs and breakdown of the kept rows only (a column that is one value stays one)."""
+
+    def rows(item):  # type: ignore[no-untyped-def]
+        changes = {}
+        for field in fields(item):
+            value = getattr(item, field.name)
+            if np.ndim(value):
+                changes[field.name] = np.broadcast_to(value, keep.shape)[keep]
+        return replace(item, **changes)
+
+    return rows(memory[0]), rows(memory[1])
 
 
 def search(

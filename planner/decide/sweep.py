@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from planner.catalogue.catalog import Catalogs, precision_problem
+from planner.decide.sweep_generation import searches_generation, split_pairs, training_space, with_generation
 from planner.decide.sweep_grid import LayoutGrid, SearchSpace
 from planner.decide.sweep_rank import (
     Kept,
@@ -92,6 +93,7 @@ def scenario_for(row: Mapping[str, Any], base: Scenario, catalogs: Catalogs) -> 
         grad_accum=int(row["grad_accum"]),
         offload_optimizer=bool(row.get("offload_optimizer", base.offload_optimizer)),
         offload_params=bool(row.get("offload_params", base.offload_params)),
+        generation_gpus=int(row.get("generation_gpus", base.generation_gpus)),  # searched for PPO/GRPO
     )
 
 
@@ -135,6 +137,8 @@ def _evaluate_all(
             out = evaluate(one.columns.replace(**grid.take(rows)), everything=False)
             over = np.asarray(out["peak_bytes"] - one.columns.gpu.vram_bytes, dtype=float).reshape(-1)
             fits = over <= 0  # NaN (no shape) never fits
+            if "n_generation_gpus" in grid.columns:  # PPO/GRPO: the engine must hold a sequence too
+                fits &= np.asarray(out["fits_vram"], dtype=float).reshape(-1) > 0
             layout_index = np.arange(rows.start, rows.stop)[fits]
             parts.append(Kept.from_output(gpu_index, layout_index, out, fits))
             misses = np.where(over > 0, over, np.inf)  # NaN (no shape) is no miss to report either
@@ -177,8 +181,13 @@ def search(
     shape = (float(model.n_layers), float(model.n_heads)) if shaped else (None, None)
     first_mode, fallback_modes = offload_passes(base, space)
 
+    pairs = split_pairs(base, space, constraints.max_gpus) if searches_generation(base) else None
+
     def one_pass(modes: tuple[tuple[bool, bool], ...]) -> _Pass:
-        grid = mode_grid(base, space, modes, constraints.max_gpus, shape[0], shape[1], n_experts)
+        layouts = space if pairs is None else training_space(space, pairs)
+        grid = mode_grid(base, layouts, modes, constraints.max_gpus, shape[0], shape[1], n_experts)
+        if pairs is not None:  # PPO/GRPO: each layout colocated or beside dedicated generation GPUs
+            grid = with_generation(grid, pairs, base)
         return _evaluate_all(resolved, grid, max(1, chunk_rows), progress)
 
     passes = [one_pass((first_mode,))]

@@ -87,7 +87,7 @@ def _alternative(winner: Mapping[str, Any], frontier: pl.DataFrame) -> Mapping[s
     """The fastest point of the cost-versus-time frontier that is not the winner."""
     keys = ("gpu", *SEARCHED_FIELDS)
     for row in frontier.iter_rows(named=True):
-        if any(row[k] != winner[k] for k in keys):
+        if any(row.get(k) != winner.get(k) for k in keys):  # generation_gpus: PPO/GRPO searches only
             return row
     return None
 

@@ -121,6 +121,15 @@ for column, name in zip(st.columns(max(len(picked), 1)), picked, strict=False):
         fits = {True: "yes", False: "no", None: "unknown"}[row["fits_vram"]]
         st.metric("Fits at this count", fits)
         st.caption(f"Peak use {fmt.gib(row['peak_gib_per_device'], 1)} per GPU")
+        if "generation_frac" in row and row["generation_frac"] is not None:  # a post-training plan
+            st.caption(
+                f"Peak while {plain(row['peak_phase'] or 'unknown')} · reference {fmt.gib(row['reference_model_gib'], 1)}"
+                f" · KV cache {fmt.gib(row['kv_cache_gib'], 2)}"
+            )
+            st.caption(
+                f"Generation {fmt.hours(row['generation_time_h'])} ({row['generation_frac']:.0%} of the time) · "
+                f"training {fmt.hours(row['training_time_h'])}"
+            )
         st.metric("Fewest GPUs that fit", fmt.count(row["min_gpus_to_fit"]))
         st.metric("Wall clock", fmt.hours(row["wall_clock_h"]))
         st.metric("GPU-hours", fmt.count(row["device_hours"], 1))
@@ -144,5 +153,14 @@ assumptions(
         "on a V100), so it has no time, cost or energy ('no rate: cannot run ...'); one without a catalogue "
         "price has no cost ('no price').",
         "The Pareto frontier counts only GPUs that fit at the current GPU count; lower is better on both axes.",
+        *(
+            [
+                "Post-training: on each GPU the generation engine takes its share of that GPU's own memory (the "
+                "KV cache lives in it) and decodes at that GPU's memory bandwidth, so generation time and the "
+                "sequences in flight change from GPU to GPU; dedicated generation GPUs are of the same type."
+            ]
+            if s.post_training != "sft"
+            else []
+        ),
     ]
 )

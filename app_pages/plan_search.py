@@ -18,6 +18,7 @@ from planner import (
     safe_csv,
     scenario_for,
     search,
+    searches_generation,
     target_batch_sequences,
     with_sequence_length,
 )
@@ -66,6 +67,13 @@ TABLE_COLUMNS = {
     "mfu_low": st.column_config.NumberColumn("MFU, slow end", format="%.3f"),
     "mfu_high": st.column_config.NumberColumn("MFU, fast end", format="%.3f"),
     "usd_per_gpu_hour": st.column_config.NumberColumn("$/GPU-h", format="$%.2f"),
+    # PPO/GRPO searches only (planner.decide.sweep_generation)
+    "generation_gpus": st.column_config.NumberColumn(
+        "Generation GPUs",
+        format="%d",
+        help="GPUs that only generate, beside the training GPUs (0: colocated)",
+    ),
+    "generation_frac": st.column_config.NumberColumn("Share generating", format="percent"),
 }
 
 st.title("Plan search")
@@ -264,6 +272,16 @@ assumptions(
         "(the optimizer, then the parameters too) is searched as well, with ZeRO stage 1-3 for optimizer offload "
         "and stage 3 for parameter offload (DeepSpeed's rules). The result says what was tried and, when "
         "nothing fits, how far the closest plan is over the GPU's memory and which fixed choice is in the way.",
+        *(
+            [
+                "PPO/GRPO: each plan generates its rollouts on its training GPUs (colocated, the engine taking its "
+                "memory share) or on dedicated GPUs of the same type beside them; the search tries colocated and "
+                "about 1/8, 1/4 and 1/2 of each GPU total for generation (whole nodes past one node). The cost, "
+                "energy and the 'Most GPUs' limit count the generation GPUs too."
+            ]
+            if searches_generation(base)
+            else []
+        ),
         "The MFU band (slow and fast end) is end to end: the same plan at the efficiency preset's low and high "
         "compute efficiency, with communication and the pipeline bubble, so it brackets the plan's MFU.",
     ]

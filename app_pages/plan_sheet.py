@@ -14,13 +14,13 @@ import streamlit as st
 from planner import (
     MAX_CSV_BYTES,
     SHEET_INPUT_COLUMNS,
-    SHEET_RESULT_COLUMNS,
     evaluate_rows,
     pick_lists,
     read_saved_scenarios,
     result_cells,
     saved_scenarios_csv,
     sheet_inputs,
+    sheet_result_columns,
     sheet_row_problem,
 )
 from ui import charts
@@ -59,14 +59,27 @@ NUMBER_FORMATS = {
     "USD per M tokens": "%.3f",
     "Energy (kWh)": "%.1f",
     "CO2e (kg)": "%.1f",
+    # post-training results (issue 16), shown when any row is post-training
+    "Reference GiB": "%.1f",
+    "Reward model GiB": "%.1f",
+    "Value model GiB": "%.1f",
+    "KV cache GiB": "%.2f",
+    "Generation (h)": "%.2f",
+    "Training (h)": "%.2f",
+    "Share generating": "percent",
 }
+TEXT_RESULTS = ("Peak phase",)
 
 
 def sheet_frame() -> tuple[pl.DataFrame, list[Any]]:
     all_rows = rows()
     results = evaluate_rows([r.scenario for r in all_rows], catalogs())
+    shown = sheet_result_columns([r.scenario for r in all_rows])
     records = [
-        {NAME_LABEL: r.name} | sheet_inputs(r.scenario) | result_cells(result) | {"Problem": _problem(result)}
+        {NAME_LABEL: r.name}
+        | sheet_inputs(r.scenario)
+        | result_cells(result, shown)
+        | {"Problem": _problem(result)}
         for r, result in zip(all_rows, results, strict=True)
     ]
     return pl.DataFrame(records, infer_schema_length=None), results
@@ -78,7 +91,13 @@ def _problem(result: Any) -> str:
     return "" if result.fits_vram is not False else "does not fit"
 
 
-def column_config() -> dict[str, Any]:
+def result_labels(frame: pl.DataFrame) -> list[str]:
+    """The frame's result columns (the post-training ones only where a row is post-training)."""
+    inputs = {NAME_LABEL, "Problem", *(column.label for column in SHEET_INPUT_COLUMNS)}
+    return [label for label in frame.columns if label not in inputs]
+
+
+def column_config(results: list[str]) -> dict[str, Any]:
     choices = pick_lists(catalogs())
     config: dict[str, Any] = {
         NAME_LABEL: st.column_config.TextColumn(NAME_LABEL, required=True, max_chars=80)
@@ -92,8 +111,11 @@ def column_config() -> dict[str, Any]:
             config[column.label] = st.column_config.NumberColumn(
                 column.label, format=NUMBER_FORMATS[column.label]
             )
-    for _, label in SHEET_RESULT_COLUMNS[1:]:
-        config[label] = st.column_config.NumberColumn(label, format=NUMBER_FORMATS[label])
+    for label in results:
+        if label in TEXT_RESULTS:
+            config[label] = st.column_config.TextColumn(label)
+        elif label != "Fits":
+            config[label] = st.column_config.NumberColumn(label, format=NUMBER_FORMATS[label])
     config["Fits"] = st.column_config.CheckboxColumn("Fits", help="peak memory per GPU within its VRAM")
     config["Problem"] = st.column_config.TextColumn("Problem", width="medium")
     return config
@@ -104,8 +126,8 @@ def grid(frame: pl.DataFrame) -> None:
     st.data_editor(
         frame,
         key=key,
-        column_config=column_config(),
-        disabled=[label for _, label in SHEET_RESULT_COLUMNS] + ["Problem"],
+        column_config=column_config(result_labels(frame)),
+        disabled=[*result_labels(frame), "Problem"],
         num_rows="dynamic",
         hide_index=True,
         width="stretch",

@@ -64,6 +64,7 @@ _PUBLIC_MODULES = {
         "pick_lists",
         "result_cells",
         "sheet_inputs",
+        "sheet_result_columns",
         "sheet_row_problem",
         "with_cell",
     ),
@@ -85,6 +86,7 @@ _PUBLIC_MODULES = {
         "target_batch_sequences",
         "tensor_parallel_degrees",
     ),
+    "planner.decide.sweep_generation": ("searches_generation",),
     "planner.decide.sweep_space": ("ANY", "obeying_space"),
     "planner.decide.sweep_words": ("label",),
     "planner.errors": ("PlannerError", "from_validation_error", "shortened"),
@@ -196,10 +198,12 @@ if TYPE_CHECKING:
         pick_lists,
         result_cells,
         sheet_inputs,
+        sheet_result_columns,
         sheet_row_problem,
         with_cell,
     )
     from planner.decide.sweep import OBJECTIVES, Constraints, SearchResult, priced_gpus, scenario_for, search
+    from planner.decide.sweep_generation import searches_generation
     from planner.decide.sweep_grid import (
         DEFAULT_EXPERT_DEGREES,
         DEFAULT_MAX_GPUS,

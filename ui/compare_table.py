@@ -41,6 +41,17 @@ TABLE_COLUMNS: dict[str, Any] = {
     "usd_per_gpu_hour": st.column_config.NumberColumn("$/GPU-h", format="$%.2f"),
     "price_snapshot": st.column_config.TextColumn("Price snapshot"),
     "price_basis": st.column_config.TextColumn("Price source"),
+    # post-training (issue 16): only a post-training comparison carries these (planner.decide.compare)
+    "reference_model_gib": st.column_config.NumberColumn("Reference (GiB)", format="%.1f"),
+    "reward_model_gib": st.column_config.NumberColumn("Reward model (GiB)", format="%.1f"),
+    "value_model_gib": st.column_config.NumberColumn("Value model (GiB)", format="%.1f"),
+    "kv_cache_gib": st.column_config.NumberColumn("KV cache (GiB)", format="%.2f"),
+    "generation_time_h": st.column_config.NumberColumn("Generation (h)", format="%.2f"),
+    "training_time_h": st.column_config.NumberColumn("Training (h)", format="%.2f"),
+    "generation_frac": st.column_config.NumberColumn(
+        "Generating", format="percent", help="Share of the compute wall clock spent generating rollouts."
+    ),
+    "peak_phase": st.column_config.TextColumn("Peak phase"),
     "status": st.column_config.TextColumn("Notes"),
     "origin": st.column_config.TextColumn("Data"),
 }

@@ -19,6 +19,7 @@ from planner import (
     Scenario,
     SearchSpace,
     obeying_space,
+    searches_generation,
     tensor_parallel_degrees,
 )
 from ui.number_entry import typed_number
@@ -41,6 +42,7 @@ LABELS = {
     "search.fix.micro_batch": ("Micro-batch", "micro_batch"),
     "search.fix.offload": ("CPU offload", "offload"),
     "search.fix.ep": ("EP (MoE)", "ep"),
+    "search.fix.generation_gpus": ("Generation GPUs", "generation_gpus"),
 }
 FSDP_KEY = "search.fsdp_only"
 TARGET_KEY = "search.global_batch_sequences"
@@ -90,9 +92,27 @@ def layout_choices(base: Scenario, scenario_target: int) -> LayoutChoice:
         high=MAX_GLOBAL_BATCH_SEQUENCES,
         placeholder=f"{scenario_target:,} (the scenario's)",
     )
-    if not (n_gpus_ok and target_ok):
+    generation, generation_ok = None, True
+    if searches_generation(base):  # PPO/GRPO: GPUs set apart for generation, searched unless given
+        generation, generation_ok = typed_number(
+            left,
+            "Generation GPUs",
+            "search.fix.generation_gpus",
+            integer=True,
+            low=0,
+            high=1_000_000,
+            placeholder=ANY,
+        )
+        left.caption(
+            "GPUs that only generate rollouts, beside the training GPUs; 0 keeps generation on the training "
+            "GPUs. Any: the search tries colocated and about 1/8, 1/4 and 1/2 of each GPU total (whole nodes "
+            "past one node); Most GPUs counts both."
+        )
+    if not (n_gpus_ok and target_ok and generation_ok):
         return LayoutChoice(None, target is not None)
     fixed = _fixed(picked, n_gpus)
+    if generation is not None:
+        fixed["generation_gpus"] = int(generation)
     try:
         space = obeying_space(
             base,

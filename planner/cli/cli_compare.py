@@ -9,7 +9,14 @@ from typing import Any
 from planner.catalogue.catalog import catalogs_from_environment
 from planner.cli.cli_args import InputError
 from planner.cli.cli_common import load_scenario, render_records
-from planner.decide.compare import SORT_METRICS, compare_gpus, filter_rows, pareto_frontier, sort_rows
+from planner.decide.compare import (
+    POST_TRAINING_FIGURES,
+    SORT_METRICS,
+    compare_gpus,
+    filter_rows,
+    pareto_frontier,
+    sort_rows,
+)
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
 SORT_BY_COLUMN = {column: label for label, (column, _) in SORT_METRICS.items()}
@@ -29,6 +36,9 @@ TABLE_COLUMNS = (
     "on_frontier",
     "status",
 )
+# A post-training comparison's table adds the models beside the policy, the KV cache and the time by part
+# before the status (an SFT one has none of these columns, so its table is unchanged).
+POST_TABLE_COLUMNS = (*POST_TRAINING_FIGURES, "peak_phase")
 
 
 def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlags) -> None:
@@ -81,6 +91,8 @@ def _known_vendors(asked: list[str], known: list[str]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     rows = comparison_rows(args)
     if args.format == "table":
-        rows = [{key: row[key] for key in TABLE_COLUMNS} for row in rows]
+        post = POST_TABLE_COLUMNS if rows and POST_TABLE_COLUMNS[0] in rows[0] else ()
+        keys = (*TABLE_COLUMNS[:-1], *post, TABLE_COLUMNS[-1])
+        rows = [{key: row[key] for key in keys} for row in rows]
     print(render_records(rows, args.format))
     return 0

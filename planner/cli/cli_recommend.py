@@ -65,8 +65,10 @@ def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlag
     parser.add_argument("--frontier", action="store_true", help="print the cost-versus-time frontier instead")
     parser.description = (
         "Every searched choice given as a flag (--n-gpus, --tp, --pp, --pp-virtual-stages, --ep, --zero, --recompute, "
-        "--micro-batch, --offload-optimizer, --offload-params, or --set FIELD=VALUE) is kept fixed; the value 'any' frees it "
-        "(--tp any, --set offload_params=any). A scenario file's values are only the starting point."
+        "--micro-batch, --offload-optimizer, --offload-params, --generation-gpus, or --set FIELD=VALUE) is kept fixed; the value "
+        "'any' frees it (--tp any, --set offload_params=any). A scenario file's values are only the starting point. For PPO "
+        "and GRPO the search also splits the GPUs between training and dedicated generation (--generation-gpus 0 keeps "
+        "generation colocated); --max-gpus then counts both."
     )
 
 

@@ -22,6 +22,7 @@ import polars as pl
 from planner.catalogue.catalog import Catalogs
 from planner.columns import Columns, GpuColumns, map_columns, stack
 from planner.evaluate import evaluate
+from planner.formulas.recipes import PEAK_PHASE_NAMES
 from planner.inputs.scenario import Scenario
 from planner.resolve import GpuProvenance, gpu_columns, resolve
 from planner.results import shown
@@ -58,6 +59,18 @@ FIGURES = (
     "gpu_hours_with_failures",
     "cost_with_failures_usd",
     "expected_failures",
+)
+
+# Post-training figures (issue 16), carried only for a post-training scenario so a supervised fine-tuning
+# comparison keeps its columns; each GPU's own engine share of its memory and its own bandwidth drive them.
+POST_TRAINING_FIGURES = (
+    "reference_model_gib",
+    "reward_model_gib",
+    "value_model_gib",
+    "kv_cache_gib",
+    "generation_time_h",
+    "training_time_h",
+    "generation_frac",
 )
 
 # label -> (column, descending): the orderings offered by the page and the CLI.
@@ -184,6 +197,7 @@ def _frame(
             name: pl.Series(np.asarray(values, dtype=float), dtype=pl.Float64, nan_to_null=True)
             for name, values in shown(out, FIGURES).items()
         },
+        **(_post_training(out, cannot_run) if s.post_training != "sft" else {}),
         "price_basis": pl.Series([p.price_basis for p in per_gpu.provenance], dtype=pl.String),
         "price_snapshot": pl.Series([p.price_snapshot for p in per_gpu.provenance], dtype=pl.String),
         "status": pl.Series(_status(per_gpu.columns, current, s), dtype=pl.String),
@@ -192,6 +206,17 @@ def _frame(
     if per_gpu.origins is not None:
         columns["origin"] = pl.Series(per_gpu.origins, dtype=pl.String)
     return pl.DataFrame(columns)
+
+
+def _post_training(out: dict[str, np.ndarray], cannot_run: np.ndarray) -> dict[str, pl.Series]:
+    """The post-training columns and the phase that peaks ("generation (rollouts)" or a training phase)."""
+    figures = {
+        name: pl.Series(np.where(cannot_run, np.nan, values), dtype=pl.Float64, nan_to_null=True)
+        for name, values in shown(out, POST_TRAINING_FIGURES).items()
+    }
+    codes = np.where(cannot_run, np.nan, np.asarray(out["peak_phase"], dtype=float))
+    phases = [None if math.isnan(code) else PEAK_PHASE_NAMES[int(code)] for code in codes]
+    return {**figures, "peak_phase": pl.Series(phases, dtype=pl.String)}
 
 
 def _status(gpu: GpuColumns, current: np.ndarray, s: Scenario) -> list[str]:

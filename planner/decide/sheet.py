@@ -19,6 +19,7 @@ from planner.errors import PlannerError
 from planner.estimate import row, to_estimate
 from planner.evaluate import evaluate
 from planner.inputs.errors import scenario_error
+from planner.inputs.post_training import POST_TRAININGS
 from planner.inputs.scenario import Method, Precision, Pricing, Recompute, Scenario
 from planner.resolve import Resolved, precision_refusal, resolve
 from planner.results import Estimate
@@ -35,6 +36,7 @@ class SheetColumn:
 SHEET_INPUT_COLUMNS: tuple[SheetColumn, ...] = (
     SheetColumn("model", "Model"),
     SheetColumn("method", "Method"),
+    SheetColumn("post_training", "Objective"),  # issue 16: rows with different objectives evaluate together
     SheetColumn("gpu", "GPU"),
     SheetColumn("n_gpus", "GPUs"),
     SheetColumn("examples", "Examples"),
@@ -63,6 +65,17 @@ SHEET_RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("energy_kwh", "Energy (kWh)"),
     ("co2e_kg", "CO2e (kg)"),
 )
+# Shown after those when any row is post-training (issue 16); a sheet of SFT plans keeps its columns.
+SHEET_POST_RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("peak_phase", "Peak phase"),
+    ("reference_model_gib", "Reference GiB"),
+    ("reward_model_gib", "Reward model GiB"),
+    ("value_model_gib", "Value model GiB"),
+    ("kv_cache_gib", "KV cache GiB"),
+    ("generation_time_h", "Generation (h)"),
+    ("training_time_h", "Training (h)"),
+    ("generation_frac", "Share generating"),
+)
 
 
 def pick_lists(cats: Catalogs) -> dict[str, list[Any]]:
@@ -70,6 +83,7 @@ def pick_lists(cats: Catalogs) -> dict[str, list[Any]]:
     return {
         "model": preset_names(cats.models),
         "method": list(get_args(Method)),
+        "post_training": list(POST_TRAININGS),
         "gpu": cats.gpu_names(),
         "zero_stage": [0, 1, 2, 3],
         "recompute": list(get_args(Recompute)),
@@ -135,8 +149,16 @@ def evaluate_rows(scenarios: Sequence[Scenario], cats: Catalogs) -> list[Estimat
     return [next(estimates) if isinstance(item, Resolved) else item for item in found]
 
 
-def result_cells(result: Estimate | PlannerError) -> dict[str, Any]:
+def sheet_result_columns(scenarios: Sequence[Scenario]) -> tuple[tuple[str, str], ...]:
+    """The result columns of a sheet: the post-training ones too when any of its plans is post-training."""
+    post = any(scenario.post_training != "sft" for scenario in scenarios)
+    return SHEET_RESULT_COLUMNS + (SHEET_POST_RESULT_COLUMNS if post else ())
+
+
+def result_cells(
+    result: Estimate | PlannerError, columns: Sequence[tuple[str, str]] = SHEET_RESULT_COLUMNS
+) -> dict[str, Any]:
     """The result columns of one row (empty when it could not be estimated)."""
     if isinstance(result, PlannerError):
-        return {label: None for _, label in SHEET_RESULT_COLUMNS}
-    return {label: getattr(result, name) for name, label in SHEET_RESULT_COLUMNS}
+        return {label: None for _, label in columns}
+    return {label: getattr(result, name) for name, label in columns}

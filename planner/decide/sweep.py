@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from planner.catalogue.catalog import Catalogs, precision_problem
+from planner.decide.sweep_generation import searches_generation, split_pairs, training_space, with_generation
 from planner.decide.sweep_grid import LayoutGrid, SearchSpace
 from planner.decide.sweep_rank import (
     Kept,
@@ -93,6 +94,7 @@ def scenario_for(row: Mapping[str, Any], base: Scenario, catalogs: Catalogs) -> 
         grad_accum=int(row["grad_accum"]),
         offload_optimizer=bool(row.get("offload_optimizer", base.offload_optimizer)),
         offload_params=bool(row.get("offload_params", base.offload_params)),
+        generation_gpus=int(row.get("generation_gpus", base.generation_gpus)),  # searched for PPO/GRPO
     )
 
 
@@ -148,17 +150,17 @@ def _fitting_rows(one: Resolved, grid: LayoutGrid, rows: slice, gpu_index: int) 
     """(bytes over the device memory of each row, the rows that fit with their ranking figures).
 
     Without what ranking never reads (figures with failures, the efficiency band, the largest micro-batch
-    that fits): the shown plans are evaluated again in full. For supervised fine-tuning the memory model runs
-    first and the rest of `evaluate` only for the rows that fit, on that same memory (most of a large
-    search does not fit, and the time, cost and energy of a row that does not are never read); element by
-    element the figures are the ones a whole-chunk `evaluate` gives. Post-training's generation phase can
-    raise the peak, so its rows are evaluated whole."""
+    that fits): the shown plans are evaluated again in full. For SFT the memory model runs first and the rest
+    of `evaluate` only on the rows that fit, with that memory (most of a large search does not fit), giving
+    each row a whole-chunk `evaluate`'s figures. Post-training's generation can raise the peak: whole rows."""
     columns = one.columns.replace(**grid.take(rows))
     vram = one.columns.gpu.vram_bytes
     if not is_sft(columns):
         out = evaluate(columns, everything=False)
         over = np.asarray(out["peak_bytes"] - vram, dtype=float).reshape(-1)
         fits = over <= 0  # NaN (no shape) never fits
+        if "n_generation_gpus" in grid.columns:  # PPO/GRPO: the engine must hold a sequence too
+            fits &= np.asarray(out["fits_vram"], dtype=float).reshape(-1) > 0
         return over, Kept.from_output(gpu_index, np.arange(rows.start, rows.stop)[fits], out, fits)
     memory = policy_memory(columns)
     over = np.asarray(device_peak_bytes(columns, memory[1]) - vram, dtype=float).reshape(-1)
@@ -218,8 +220,13 @@ def search(
     shape = (float(model.n_layers), float(model.n_heads)) if shaped else (None, None)
     first_mode, fallback_modes = offload_passes(base, space)
 
+    pairs = split_pairs(base, space, constraints.max_gpus) if searches_generation(base) else None
+
     def one_pass(modes: tuple[tuple[bool, bool], ...]) -> _Pass:
-        grid = mode_grid(base, space, modes, constraints.max_gpus, shape[0], shape[1], n_experts)
+        layouts = space if pairs is None else training_space(space, pairs)
+        grid = mode_grid(base, layouts, modes, constraints.max_gpus, shape[0], shape[1], n_experts)
+        if pairs is not None:  # PPO/GRPO: each layout colocated or beside dedicated generation GPUs
+            grid = with_generation(grid, pairs, base)
         return _evaluate_all(resolved, grid, max(1, chunk_rows), progress)
 
     passes = [one_pass((first_mode,))]

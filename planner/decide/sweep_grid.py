@@ -76,6 +76,9 @@ class SearchSpace:
     fixed: tuple[tuple[str, object], ...] = ()  # (scenario field, value) the user fixed, for the words
     # expert parallelism (issue 14 item 1): degrees tried where the model has routed experts
     expert_degrees: tuple[int, ...] = DEFAULT_EXPERT_DEGREES
+    # post-training (issue 16; planner.decide.sweep_generation): dedicated generation GPU counts tried for
+    # PPO/GRPO; None: colocated and a few splits of each total (0 means colocated)
+    generation_gpus: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         allowed = sorted(mode.key for mode in Recompute)
@@ -95,6 +98,10 @@ class SearchSpace:
             values = getattr(self, name)
             if values is not None and (not values or min(values) < 1):
                 raise ValueError(f"{name}: give at least one whole number >= 1 (got {values})")
+        if self.generation_gpus is not None and (not self.generation_gpus or min(self.generation_gpus) < 0):
+            raise ValueError(
+                f"generation_gpus: give at least one whole number >= 0 (got {self.generation_gpus})"
+            )
         if self.target_batch_sequences is not None and self.target_batch_sequences < 1:
             raise ValueError("target_batch_sequences: must be >= 1")
         if self.offload_modes is not None and not self.offload_modes:

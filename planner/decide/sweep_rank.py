@@ -88,6 +88,8 @@ def rank_order(kept: Kept, feasible: np.ndarray, objective: str, grid: LayoutGri
         rows = rows[primary <= np.partition(primary, top_n - 1)[top_n - 1]]  # ties at the cut stay in
     columns = [np.nan_to_num(kept.figures[k][rows], nan=np.inf) for k in keys]
     n_gpus = grid.columns["n_gpus"][kept.layout_index[rows]]
+    if "n_generation_gpus" in grid.columns:  # fewer GPUs in all: the generating ones count too
+        n_gpus = n_gpus + grid.columns["n_generation_gpus"][kept.layout_index[rows]]
     peak = kept.figures["peak_bytes"][rows]
     # lexsort sorts by the last key first
     order = np.lexsort((kept.layout_index[rows], kept.gpu_index[rows], peak, n_gpus, *reversed(columns)))
@@ -126,14 +128,18 @@ def result_frame(
         where = np.flatnonzero(kept.gpu_index[indices] == gpu_index)
         one = resolved[int(gpu_index)]
         layout = grid.take(kept.layout_index[indices[where]])
-        figures = shown(evaluate(one.columns.replace(**layout)), _FLOAT)
+        generating = "n_generation_gpus" in layout
+        figures = shown(
+            evaluate(one.columns.replace(**layout)), _FLOAT + (GENERATION_FIGURES if generating else ())
+        )
         for name in (*OFFLOAD_COLUMNS, "ep"):  # the scenario's own unless the grid varies them
             layout.setdefault(name, np.full(len(where), float(getattr(one.columns.layout, name))))
         for i, position in enumerate(where):
             records[position] = _record(str(one.gpu["name"]), layout, figures, i)
-    frame = pl.DataFrame(records, schema=_SCHEMA, orient="row") if records else pl.DataFrame(schema=_SCHEMA)
+    schema = {**_SCHEMA, **(_GENERATION_SCHEMA if "n_generation_gpus" in grid.columns else {})}
+    frame = pl.DataFrame(records, schema=schema, orient="row") if records else pl.DataFrame(schema=schema)
     return frame.with_columns(pl.int_range(1, frame.height + 1, dtype=pl.Int64).alias("rank")).select(
-        "rank", *_SCHEMA
+        "rank", *schema
     )
 
 
@@ -155,6 +161,7 @@ def _record(gpu: str, layout: dict[str, np.ndarray], figures: dict[str, Any], i:
         "global_batch_sequences": int(micro_batch * accum * dp),
         **{name: bool(layout[name][i]) for name in OFFLOAD_COLUMNS},
         **{name: _value(values, i) for name, values in figures.items()},
+        **({"generation_gpus": int(layout["n_generation_gpus"][i])} if "n_generation_gpus" in layout else {}),
     }
 
 
@@ -182,6 +189,10 @@ _FLOAT = (
     "cost_usd_low",
     "cost_usd_high",
 )
+# PPO/GRPO searches (planner.decide.sweep_generation) add the dedicated generation GPUs (0: colocated) and the
+# share of the time spent generating; the cost already counts every GPU, training and generating.
+GENERATION_FIGURES = ("generation_frac",)
+_GENERATION_SCHEMA: dict[str, Any] = {"generation_gpus": pl.Int64, "generation_frac": pl.Float64}
 _SCHEMA: dict[str, Any] = {
     "gpu": pl.String,
     **dict.fromkeys(_INT[:7], pl.Int64),

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from planner.decide.sweep_generation import searches_generation
 from planner.decide.sweep_grid import LayoutGrid, SearchSpace, layout_grid
 from planner.errors import PlannerError
 from planner.inputs.scenario import FSDP_TO_ZERO, Scenario
@@ -33,6 +34,7 @@ SEARCHED_FIELDS = (
     "micro_batch",
     "offload_optimizer",
     "offload_params",
+    "generation_gpus",  # PPO/GRPO only (planner.decide.sweep_generation)
 )
 FIELD_WORDS = {
     "n_gpus": "GPU count",
@@ -45,6 +47,7 @@ FIELD_WORDS = {
     "micro_batch": "micro-batch",
     "offload_optimizer": "optimizer offload",
     "offload_params": "parameter offload",
+    "generation_gpus": "generation GPUs",
     FSDP_ONLY: "FSDP only",
 }
 # FSDP's sharding strategies as ZeRO stages (NO_SHARD 0, SHARD_GRAD_OP 2, FULL_SHARD 3; scenario.FSDP_TO_ZERO),
@@ -71,6 +74,8 @@ def obeying_space(
         raise PlannerError("fixed", "not a searched field", value=unknown, allowed=", ".join(SEARCHED_FIELDS))
     # the callers pass validated values (the CLI's Scenario, the page's choice lists); SearchSpace checks ranges
     one = dict(fixed)
+    if not searches_generation(base):  # nothing generates: a generation count is not a choice of the search
+        one.pop("generation_gpus", None)
     if fsdp_only:
         _check_fsdp(one)
     space: dict[str, Any] = {"target_batch_sequences": target_batch_sequences}
@@ -85,6 +90,7 @@ def obeying_space(
         "zero_stage": "zero_stages",
         "recompute": "recompute",
         "micro_batch": "micro_batches",
+        "generation_gpus": "generation_gpus",
     }
     space.update({dimensions[name]: (value,) for name, value in one.items() if name in dimensions})
     modes = FSDP_OFFLOAD_MODES if fsdp_only else OFFLOAD_MODES

@@ -31,6 +31,8 @@ RECOMPUTE_WORDS = {
 def label(row: Mapping[str, Any]) -> str:
     """E.g. "H200 SXM ×16, TP 2, ZeRO-2, selective recompute, micro-batch 2"."""
     parts = [f"{row['gpu']} ×{row['n_gpus']}"]
+    if row.get("generation_gpus"):  # PPO/GRPO with dedicated generation GPUs (0 or absent: colocated)
+        parts[0] += f" training + {row['generation_gpus']} generating"
     parts += [f"{name} {row[key]}" for name, key in (("TP", "tp"), ("PP", "pp")) if row[key] > 1]
     if row.get("pp_virtual_stages", 1) > 1:
         parts.append(f"interleaved ×{row['pp_virtual_stages']}")
@@ -85,7 +87,7 @@ def _alternative(winner: Mapping[str, Any], frontier: pl.DataFrame) -> Mapping[s
     """The fastest point of the cost-versus-time frontier that is not the winner."""
     keys = ("gpu", *SEARCHED_FIELDS)
     for row in frontier.iter_rows(named=True):
-        if any(row[k] != winner[k] for k in keys):
+        if any(row.get(k) != winner.get(k) for k in keys):  # generation_gpus: PPO/GRPO searches only
             return row
     return None
 

@@ -9,6 +9,9 @@ values (no other model, nothing generated, one sequence per example), so its fig
 from __future__ import annotations
 
 import math
+from typing import Any
+
+import numpy as np
 
 from planner.catalogue.catalog import Catalogs
 from planner.errors import PlannerError
@@ -135,7 +138,7 @@ def post_training_columns(
         n_rollout_epochs=float(s.rollout_epochs),
         n_generation_gpus=float(s.generation_gpus if online else 0),
         generation_tp=float(s.generation_tp),
-        generation_memory_frac=_engine_share(s),
+        generation_memory_frac=engine_memory_frac(s.generation_memory_frac, s.generation_gpus),
         generation_sleeps=float(s.generation_sleeps),
         generation_bandwidth_frac=s.generation_bandwidth_frac,
         decode_launch_s_per_layer=pt.EAGER_DECODE_S_PER_LAYER if s.generation_engine == "eager" else 0.0,
@@ -149,7 +152,10 @@ def _reward_name(s: Scenario) -> str:
     return s.reward_model
 
 
-def _engine_share(s: Scenario) -> float:
-    if s.generation_memory_frac is not None:
-        return s.generation_memory_frac
-    return pt.DEDICATED_ENGINE_MEMORY_FRAC if s.generation_gpus else pt.COLOCATED_ENGINE_MEMORY_FRAC
+def engine_memory_frac(given: float | None, generation_gpus: Any) -> Any:
+    """The engine's share of each generating GPU's memory: the one given, else the default of a colocated
+    or a dedicated engine (a float, or an array for the plan search's generation counts)."""
+    dedicated = np.asarray(generation_gpus, dtype=float) > 0
+    default = np.where(dedicated, pt.DEDICATED_ENGINE_MEMORY_FRAC, pt.COLOCATED_ENGINE_MEMORY_FRAC)
+    share = default if given is None else np.full(dedicated.shape, given)
+    return float(share) if share.ndim == 0 else share

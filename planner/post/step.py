@@ -242,14 +242,19 @@ def post_training_outputs(
     policy's training (`out`, already on the policy's tokens) plus the value model's training, the scoring
     forwards, the rollouts' generation and the weight hand-overs, one after the other (synchronous
     frameworks: the trainer waits for the rollout and the engine for the update)."""
-    if is_sft(c):
-        zero = 0.0 * out["step_time_s"]
-        figures = dict.fromkeys(NEW_KEYS, zero)
-        return {
-            **figures,
-            "training_time_s": out["compute_wall_clock_s"],
-            "post_step_time_s": out["step_time_s"],
-        }
+    zero = 0.0 * out["step_time_s"]  # SFT's figures: nothing generated or scored, all compute is training
+    neutral = {**dict.fromkeys(NEW_KEYS, zero), "generation_fits": 1.0 + zero}
+    neutral.update(training_time_s=out["compute_wall_clock_s"], post_step_time_s=out["step_time_s"])
+    sft_rows = np.asarray(c.post.objective) == PostTraining.SFT
+    if np.all(sft_rows):
+        return neutral
+    figures = _post_outputs(c, out, breakdown, inputs)
+    # A frame mixing objectives (a plan sheet): its SFT rows keep exactly the single SFT estimate's figures.
+    mixed = np.any(sft_rows)
+    return {k: np.where(sft_rows, neutral.get(k, out.get(k)), v) if mixed else v for k, v in figures.items()}
+
+
+def _post_outputs(c: Columns, out: Outputs, breakdown: MemoryBreakdown, inputs: MemoryInputs) -> Outputs:
     g = c.gpu
     rollouts = _rollouts(c, out)
     memory = _memory(c, out, breakdown, inputs, rollouts)

@@ -275,4 +275,5 @@ def _scenario_fields(row: dict[str, str], notes: list[str], gpu_precisions: list
         "flash_attention": BLANK_DEFAULTS["flash_attn"].value if flash is None else flash,
         "fused_cross_entropy": words.fused_cross_entropy(row),
         "overlap_frac": OVERLAP_FRAC,
+        "dropout": bool(words.dropout_on(row.get("notes", ""))),  # off unless the notes state it
     }

@@ -189,3 +189,14 @@ def examples_and_epochs(notes: str) -> tuple[int, float] | None:
         return None
     count = float(found.group(1).replace(",", "")) * _MULTIPLIER[found.group(2) or ""]
     return max(round(count), 1), float(found.group(3))
+
+
+# "model dropout 0.1", "dropout 0" (DeepSpeed-Chat's --dropout): the dropout the run trains with. LoRA's own
+# dropout ("lora_dropout 0.05") is another input and does not match.
+_DROPOUT = re.compile(r"(?<![a-z_])dropout\s+(?:=\s*)?(\d+(?:\.\d+)?)")
+
+
+def dropout_on(notes: str) -> bool | None:
+    """Whether the notes state a dropout above 0 (its masks are kept for backward); None when they state none."""
+    found = _DROPOUT.search(notes.lower())
+    return None if found is None else float(found.group(1)) > 0

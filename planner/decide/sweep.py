@@ -18,13 +18,7 @@ import numpy as np
 from planner.catalogue.catalog import Catalogs, precision_problem
 from planner.decide.sweep_generation import searches_generation, split_pairs, training_space, with_generation
 from planner.decide.sweep_grid import LayoutGrid, SearchSpace
-from planner.decide.sweep_rank import (
-    Kept,
-    feasible_mask,
-    pareto_order,
-    rank_order,
-    result_frame,
-)
+from planner.decide.sweep_rank import Kept, feasible_mask, pareto_order, rank_order, result_frame
 from planner.decide.sweep_space import fixed_words, freed, mode_grid, offload_passes
 from planner.decide.sweep_types import OBJECTIVES, Constraints, Objective, SearchResult
 from planner.decide.sweep_words import explain, fallback_note, freed_words, shortfall_words

@@ -7,11 +7,10 @@ The public API. The dashboard (app.py, app_pages/, ui/) imports only these names
     result = estimate(Scenario(model="Llama 3.1 8B", gpu="H100 SXM", n_gpus=8), cats)
     result.wall_clock_h, result.cost_usd, result.peak_gib_per_device, result.fits_vram
 
-The pipeline reads as the package does: a `Scenario` (planner.inputs) and the catalogues (planner.catalogue)
-go through `resolve` (typed input columns) and `evaluate` (every formula of planner.formulas, one row or a
-million) into an `Estimate`; planner.decide compares GPUs, suggests fixes and searches plans over the same
-`evaluate`; planner.cases predicts published measurements through that same path (`validate_cases`);
-planner.export writes a plan as another framework's configuration (`export_plan`).
+The pipeline reads as the package does: a `Scenario` (planner.inputs) and the catalogues go through `resolve`
+(typed columns) and `evaluate` (every formula, one row or a million; planner.post for post-training) into an
+`Estimate`; planner.decide compares GPUs, suggests fixes and searches plans over the same `evaluate`;
+planner.cases predicts published measurements through it; planner.export writes a plan for another framework.
 """
 
 import importlib
@@ -19,10 +18,9 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-# Every public name, listed under the module that defines it. Nothing is imported until a name is first used
-# (PEP 562), so `import planner` costs nothing and a CLI command loads only what it needs: a refused input exits
-# within a second of start-up (tests/test_bounded_inputs.py), and a command that needs no database never loads
-# SQLAlchemy. The dashboard imports every module once at start (ui/warmup.py).
+# Every public name, under the module that defines it. Nothing is imported until a name is first used (PEP 562):
+# a CLI command loads only what it needs (a refused input exits within a second, tests/test_bounded_inputs.py;
+# no database, no SQLAlchemy). The dashboard imports every module once at start (ui/warmup.py).
 _PUBLIC_MODULES = {
     "planner.cases.case_file": ("load_case_file",),
     "planner.cases.validate": ("validate_cases",),

@@ -141,7 +141,7 @@ def post_training_columns(
         generation_memory_frac=engine_memory_frac(s.generation_memory_frac, s.generation_gpus),
         generation_sleeps=float(s.generation_sleeps),
         generation_bandwidth_frac=s.generation_bandwidth_frac,
-        decode_launch_s_per_layer=pt.EAGER_DECODE_S_PER_LAYER if s.generation_engine == "eager" else 0.0,
+        layer_launch_s=pt.EAGER_DECODE_S_PER_LAYER if s.generation_engine == "eager" else 0.0,
     )
 
 

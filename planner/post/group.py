@@ -50,4 +50,4 @@ class PostTrainingColumns:
     generation_memory_frac: Column  # engine's share of each generating GPU's memory
     generation_sleeps: Column  # flag
     generation_bandwidth_frac: Column
-    decode_launch_s_per_layer: Column  # CPU launch time per layer and decode step (0: CUDA-graph engines)
+    layer_launch_s: Column  # CPU launch time per layer and decode step (0: CUDA-graph engines)

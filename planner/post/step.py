@@ -104,7 +104,7 @@ def _engine(c: Columns, rollout_seqs: Any) -> gen.Engine:
         utilisation_frac=g.utilisation_frac,
         memory_gb_per_s=g.memory_gb_per_s,
         bandwidth_frac=p.generation_bandwidth_frac,
-        launch_s=p.decode_launch_s_per_layer * m.n_layers,
+        launch_s=p.layer_launch_s * m.n_layers,
     )
 
 

@@ -8,7 +8,7 @@ import pytest
 from tests.e2e.app_page import AppPage
 
 pytestmark = pytest.mark.e2e
-GPUS_COLUMN = 4  # Name, Model, Method, GPU, GPUs: arrow presses from the first cell
+GPUS_COLUMN = 5  # Name, Model, Method, Objective, GPU, GPUs: arrow presses from the first cell
 # The grid draws on a canvas; its accessibility table lists the cells in view, so scrolling the grid to its right
 # end brings the result columns into that table.
 RESULT_CELLS = """() => {

@@ -17,7 +17,11 @@ from planner.model.architecture import (
     linear_params_all_layers,
     lora_adapter_params,
 )
-from planner.model.expert_split import routed_expert_adapter_params, routed_expert_params
+from planner.model.expert_split import (
+    routed_active_matmul_params,
+    routed_expert_adapter_params,
+    routed_expert_params,
+)
 from planner.model.shape import ModelShape
 
 
@@ -73,6 +77,9 @@ def model_columns(s: Scenario, shape: ModelShape | None) -> tuple[ModelColumns, 
         n_expert_adapter_params=float(routed_expert_adapter_params(shape, s.lora_rank, s.lora_targets)),
         n_moe_layers=float(shape.n_layers - shape.n_dense_layers if shape.is_moe else 0),
         n_experts_active=float(shape.n_experts_active if shape.is_moe else 0),
+        n_experts=float(shape.n_experts),
+        expert_ffn_hidden_size=float(expert_ffn if shape.is_moe else 0),
+        n_routed_active_params=float(routed_active_matmul_params(shape)),
     ), counts
 
 
@@ -124,6 +131,7 @@ def layout_columns(s: Scenario) -> LayoutColumns:
         lora_dropout=float(s.lora_dropout),
         fp32_grad_buffers=float(s.fp32_grad_buffers),
         ep=float(s.ep),
+        moe_capacity_factor=s.moe_capacity_factor,
     )
 
 

@@ -74,6 +74,7 @@ def data_parallel_comm_s(
     intra_link_gb_per_s: Number,
     inter_node_gb_per_s: Number,
     hybrid_shard: Number = 0,
+    zero3_gathers: Number | None = None,
 ) -> Number:
     """Data-parallel communication per optimizer step, in seconds (before any overlap).
 
@@ -95,7 +96,8 @@ def data_parallel_comm_s(
     full_link = group_link_gb_per_s(tp_cp * dp, gpus_per_node, intra_link_gb_per_s, inter_node_gb_per_s)
 
     reduce_scatters = np.where(zero_stage >= 2, grad_accum, 1.0)
-    all_gathers = np.where(zero_stage >= 3, 2.0 * grad_accum, 1.0)
+    gathers = 2.0 * grad_accum if zero3_gathers is None else zero3_gathers  # a pipeline gathers once per step
+    all_gathers = np.where(zero_stage >= 3, gathers, 1.0)
     sharded_bytes = ring_all_gather_bytes(
         shard_ranks, reduce_scatters * grad_payload_bytes + all_gathers * param_payload_bytes
     )
@@ -268,10 +270,10 @@ def layout_comm(
     moe = NO_MOE if moe is None else moe
     grad_payload = (n_trainable_params - moe.n_expert_trainable_params) / shard * grad_comm_bytes
     weight_payload = (n_params - moe.n_expert_params) / shard * weight_comm_bytes
-    rounds = data_parallel_rounds(pp, grad_accum)  # sharded gathers and reduce-scatters per step
+    rounds, gathers = data_parallel_rounds(pp, grad_accum)  # sharded reduce-scatters and gathers per step
     data_parallel = data_parallel_comm_s(
         dp, zero_stage, rounds, grad_payload, weight_payload,
-        tp * cp, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard,
+        tp * cp, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard, gathers,
     )  # fmt: skip
     tensor = tensor_parallel_comm_s(
         tp, layers, tokens, hidden_size, activation_bytes, grad_accum, full_recompute, link(tp)
@@ -286,6 +288,6 @@ def layout_comm(
             dp / moe.ep, zero_stage, rounds,
             moe.n_expert_trainable_params / (shard * moe.ep) * grad_comm_bytes,
             moe.n_expert_params / (shard * moe.ep) * weight_comm_bytes,
-            tp * cp * moe.ep, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard,
+            tp * cp * moe.ep, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard, gathers,
         )  # fmt: skip
     return StepComm(pipelined_s=as_number(pipelined), data_parallel_s=as_number(data_parallel))

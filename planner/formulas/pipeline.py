@@ -46,9 +46,9 @@ def layers_in_flight(
     return select(v > 1, interleaved, plain)
 
 
-def data_parallel_rounds(pp: FloatOrArray, n_microbatches: FloatOrArray) -> FloatOrArray:
-    """How often per step a sharded data-parallel layout gathers weights and reduce-scatters gradients: once
-    per micro-batch without a pipeline (ZeRO-2/3, FSDP), once per step with one.
+def data_parallel_rounds(pp: FloatOrArray, n_microbatches: FloatOrArray) -> tuple[FloatOrArray, FloatOrArray]:
+    """(gradient reduce-scatters, ZeRO-3 weight gathers) per step of a sharded data-parallel layout: m and 2·m
+    (a gather before each forward and each backward) without a pipeline, 1 and 1 with one.
 
     Under a pipeline each stage runs its micro-batches interleaved with the other stages, and the frameworks
     keep the stage's weights gathered and its gradients local until the last backward: torchtitan's FSDP2
@@ -57,4 +57,5 @@ def data_parallel_rounds(pp: FloatOrArray, n_microbatches: FloatOrArray) -> Floa
     which NeMo Automodel uses; Megatron-LM syncs its distributed optimizer once per step; DeepSpeed refuses
     ZeRO-2/3 with pipeline parallelism.
     """
-    return select(np.asarray(pp) > 1, 1.0, n_microbatches)
+    piped = np.asarray(pp) > 1
+    return select(piped, 1.0, n_microbatches), select(piped, 1.0, 2.0 * np.asarray(n_microbatches))

@@ -55,6 +55,13 @@ class ModelColumns:
     n_expert_adapter_params: Column  # LoRA adapters on the routed experts (part of n_adapter_params)
     n_moe_layers: Column  # layers with routed experts (all but the leading dense ones)
     n_experts_active: Column  # routed experts per token (top-k)
+    # routed experts' compute (planner/formulas/expert_compute.py): 0 for dense models and bare counts
+    n_experts: Column = 0.0  # routed experts per MoE layer
+    expert_ffn_hidden_size: Column = 0.0  # one routed expert's MLP width
+    n_routed_active_params: Column = 0.0  # top-k routed experts' matmul weights a token runs, all layers
+    # what generation caches per token and layer: 2·g·d keys and values, MLA's latent + rotary key (r_kv + d_r);
+    # for planner.formulas.generation (its kv_cache_bytes_per_seq still takes g and d)
+    n_kv_elements_per_token_layer: Column = 0.0
 
 
 @dataclass(frozen=True)
@@ -111,6 +118,7 @@ class LayoutColumns:
     lora_dropout: Column  # flag: adapters keep a dropped input copy and a mask
     fp32_grad_buffers: Column  # flag: gradients in fp32 buffers for the whole step
     ep: Column  # expert parallelism (issue 14 item 1): GPUs the routed experts are spread over, out of dp
+    moe_capacity_factor: Column = 1.0  # the busiest expert-parallel rank's load over the average
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from planner.post.step import is_sft, policy_view, post_training_outputs
 from planner.step_parts import (
     adapter_memory_time_s,
     checkpoint_io_s,
+    moe_critical_path_s,
     moe_layout,
     money_and_energy,
     offload_step,
@@ -232,7 +233,12 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     inputs, breakdown = memory
     host = offload_step(c, breakdown)
     common = (c, model_fpt, hw_fpt, processed, batch, step_comm, bubble)
-    typical = _run(*common, g.utilisation_frac, host, adapter_s)
+    a2a_s, expert_at_peak_s = moe_critical_path_s(c)  # the experts' extra time scales with 1 / utilisation
+
+    def serial_s(utilisation_frac: Any) -> Any:  # per-step work on the critical path beside the FLOPs
+        return adapter_s + a2a_s + expert_at_peak_s / utilisation_frac
+
+    typical = _run(*common, g.utilisation_frac, host, serial_s(g.utilisation_frac))
     io_s = checkpoint_io_s(c)
     out: Outputs = {
         **_inputs_shown(c),
@@ -242,7 +248,12 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
         "model_flops": compute.total_flops(model_fpt, processed),
         "hardware_flops": compute.total_flops(hw_fpt, processed),
         "step_time_s": typical.step_time_s,
-        "comm_time_s": typical.comm_time_s,
+        # the MoE all-to-all is communication too, though it joins the compute on the critical path
+        "comm_time_s": typical.comm_time_s + a2a_s,
+        "expert_all_to_all_s": a2a_s + 0.0 * typical.step_time_s,
+        "expert_compute_extra_s": np.where(
+            g.utilisation_is_end_to_end, 0.0, expert_at_peak_s / g.utilisation_frac
+        ),
         "offload_time_s": typical.offload_time_s,
         "adapter_memory_time_s": np.where(g.utilisation_is_end_to_end, 0.0, adapter_s),
         "bubble_frac": typical.bubble_frac,
@@ -254,8 +265,8 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
         "compute_wall_clock_s": typical.wall_clock_s,
     }
     if everything or not is_sft(c):  # the band's ends: the same run at the preset's low and high efficiency
-        slow = _run(*common, g.utilisation_frac_low, host, adapter_s)
-        fast = _run(*common, g.utilisation_frac_high, host, adapter_s)
+        slow = _run(*common, g.utilisation_frac_low, host, serial_s(g.utilisation_frac_low))
+        fast = _run(*common, g.utilisation_frac_high, host, serial_s(g.utilisation_frac_high))
         out["mfu_low"] = slow.mfu  # end to end like `mfu`: it brackets `mfu`
         out["mfu_high"] = fast.mfu
         out["wall_clock_s_low"] = fast.wall_clock_s + io_s

@@ -17,7 +17,12 @@ from planner.model.architecture import (
     linear_params_all_layers,
     lora_adapter_params,
 )
-from planner.model.expert_split import routed_expert_adapter_params, routed_expert_params
+from planner.model.expert_split import (
+    routed_active_matmul_params,
+    routed_expert_adapter_params,
+    routed_expert_params,
+)
+from planner.model.latent_attention import attention_head_dim, kv_elements_per_token_layer
 from planner.model.shape import ModelShape
 
 
@@ -43,6 +48,7 @@ def model_columns(s: Scenario, shape: ModelShape | None) -> tuple[ModelColumns, 
             vocab_size=1.0,
             **dict.fromkeys(("n_expert_params", "n_expert_adapter_params", "n_moe_layers"), 0.0),
             n_experts_active=0.0,
+            n_kv_elements_per_token_layer=2.0,  # 2 × 1 KV head × width 1, as the dummy shape fields say
         )
         return bare, None
     counts = count_params(shape)
@@ -65,7 +71,7 @@ def model_columns(s: Scenario, shape: ModelShape | None) -> tuple[ModelColumns, 
         hidden_size=float(shape.hidden_size),
         n_heads=float(shape.n_heads),
         n_kv_heads=float(shape.n_kv_heads),
-        head_dim=float(shape.head_dim),
+        head_dim=attention_head_dim(shape),  # MLA: the mean of its query/key and value widths
         ffn_hidden_size=float(ffn_active),
         n_mlp_matrices=3.0 if shape.mlp_kind == "swiglu" else 2.0,
         vocab_size=float(shape.vocab_size),
@@ -73,6 +79,10 @@ def model_columns(s: Scenario, shape: ModelShape | None) -> tuple[ModelColumns, 
         n_expert_adapter_params=float(routed_expert_adapter_params(shape, s.lora_rank, s.lora_targets)),
         n_moe_layers=float(shape.n_layers - shape.n_dense_layers if shape.is_moe else 0),
         n_experts_active=float(shape.n_experts_active if shape.is_moe else 0),
+        n_experts=float(shape.n_experts),
+        expert_ffn_hidden_size=float(expert_ffn if shape.is_moe else 0),
+        n_routed_active_params=float(routed_active_matmul_params(shape)),
+        n_kv_elements_per_token_layer=kv_elements_per_token_layer(shape),
     ), counts
 
 
@@ -124,6 +134,7 @@ def layout_columns(s: Scenario) -> LayoutColumns:
         lora_dropout=float(s.lora_dropout),
         fp32_grad_buffers=float(s.fp32_grad_buffers),
         ep=float(s.ep),
+        moe_capacity_factor=s.moe_capacity_factor,
     )
 
 

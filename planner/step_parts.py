@@ -14,7 +14,7 @@ import numpy as np
 
 from planner.columns import Columns
 from planner.failures import checkpoint_bytes_each
-from planner.formulas import adapter_time, comm, cost, energy, offload, timing
+from planner.formulas import adapter_time, comm, cost, energy, expert_compute, moe, offload, timing
 from planner.formulas.comm import BYTES_PER_GB
 from planner.formulas.memory_inputs import MemoryBreakdown
 from planner.formulas.recipes import Method, Recompute
@@ -65,6 +65,40 @@ def moe_layout(c: Columns) -> comm.MoeLayout | None:
         return None
     trainable = np.where(c.recipe.method != Method.FULL, m.n_expert_adapter_params, m.n_expert_params)
     return comm.MoeLayout(m.n_expert_params, trainable, m.n_moe_layers, m.n_experts_active, c.layout.ep)
+
+
+def moe_critical_path_s(c: Columns) -> tuple[Any, Any]:
+    """(all-to-all seconds, routed experts' extra compute seconds at a utilisation of 1) per optimizer step and
+    GPU; (0, 0) for a dense model. Both sit on every micro-batch's critical path: the experts wait for the dispatch and the
+    next layer for the combine, so no compute hides them (`planner.formulas.moe`, `.expert_compute`)."""
+    m, lay, r, g = c.model, c.layout, c.recipe, c.gpu
+    if np.ndim(m.n_expert_params) == 0 and not m.n_expert_params:
+        return 0.0, 0.0
+    full_recompute = lay.recompute == Recompute.FULL
+    tokens = lay.micro_batch_seqs * c.workload.seq_len_tokens / lay.cp  # per context-parallel rank
+    links = moe.ExpertLinks(
+        lay.tp, lay.n_gpus_per_node, comm.intra_node_link_gb_per_s(g.intra_node_gb_per_s, g.pcie_gb_per_s),
+        lay.inter_node_gb_per_s,
+    )  # fmt: skip
+    all_to_all_s = moe.expert_parallel_comm_s(
+        lay.ep, m.n_moe_layers / lay.pp, tokens / lay.tp, m.n_experts_active, m.hidden_size,
+        r.activation_bytes_per_element, lay.n_micro_batches, full_recompute, links, lay.moe_capacity_factor,
+    )  # fmt: skip
+    frac = expert_compute.expert_matmul_efficiency_frac(
+        expert_compute.tokens_per_expert(tokens, m.n_experts_active, lay.ep, m.n_experts),
+        m.hidden_size, m.expert_ffn_hidden_size, r.activation_bytes_per_element, g.peak_flops_per_s,
+        g.memory_gb_per_s * BYTES_PER_GB,
+    )  # fmt: skip
+    # FLOPs per routed weight and token: forward 2, backward 4 (2 with a frozen base: no weight gradient),
+    # and the forward again under full recompute (planner.formulas.compute's counting).
+    per_weight = 2.0 + np.where(r.method != Method.FULL, 2.0, 4.0) + 2.0 * full_recompute
+    tokens_per_gpu_step = tokens * lay.n_micro_batches / lay.tp  # a tensor rank runs 1/tp of each matmul
+    routed_flops = per_weight * m.n_routed_active_params / lay.pp * tokens_per_gpu_step
+    extra_s = expert_compute.routed_expert_extra_s(
+        routed_flops, g.peak_flops_per_s, 1.0, frac,
+        expert_compute.busiest_rank_load(lay.ep, lay.moe_capacity_factor),
+    )  # fmt: skip
+    return all_to_all_s, extra_s
 
 
 def offload_step(c: Columns, host: MemoryBreakdown) -> offload.OffloadStep:

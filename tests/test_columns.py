@@ -45,7 +45,7 @@ CODES = {"method", "recompute", "zero_stage", "objective"}
 DEGREES = {"tp", "pp", "cp", "dp", "ep", "generation_tp"}
 WIDTHS = {
     "hidden_size", "head_dim", "ffn_hidden_size", "vocab_size", "lora_rank",
-    "value_hidden_size", "value_head_dim", "value_ffn_hidden_size",
+    "value_hidden_size", "value_head_dim", "value_ffn_hidden_size", "expert_ffn_hidden_size",
 }  # fmt: skip
 # forward tokens of a model per token the policy trains on (issue 16): ratios of two token counts
 TOKEN_RATIOS = {
@@ -55,6 +55,7 @@ TOKEN_RATIOS = {
 DIMENSIONLESS = {
     "pue",
     "experiments_multiplier",
+    "moe_capacity_factor",
     "flops_per_param_token",
     "tokens_per_example",
     *TOKEN_RATIOS,

@@ -63,15 +63,40 @@ def _toy_comm(ep: float, **changes):
     return comm.layout_comm(**base, moe=experts)
 
 
+def _a2a_s(ep: float, capacity_factor: float = 1.0, gpus_per_node: float = 8, tp: float = 1) -> float:
+    """The toy layout's all-to-all per step: 32 MoE layers, 4 micro-batches of 4,096 tokens, top-2, h 4,096."""
+    links = moe.ExpertLinks(tp, gpus_per_node, 450.0, 50.0)
+    return moe.expert_parallel_comm_s(ep, 32, 4096, 2, 4096, 2.0, 4, 0, links, capacity_factor)
+
+
 def test_all_to_all_time_inside_a_node_and_across_nodes():
     # Per step: 234,881,024 B × 32 MoE layers × 4 micro-batches = 30,064,771,072 B.
     per_step_bytes = 234_881_024 * 32 * 4
-    inside = _toy_comm(8).pipelined_s - _toy_comm(1).pipelined_s
-    assert inside == pytest.approx(per_step_bytes / 450e9, rel=1e-9)  # ep 8 fits the node: NVLink, 66.8 ms
-    # ep 16 over 16 GPUs (two nodes, dp 16): the group spans nodes, so the network's 50 GB/s;
-    # 16 − 1 of 16 remote: 4,096 × 2 × 4,096 × 2 × 15/16 × 2 × 2 = 251,658,240 B per layer and micro-batch.
-    across = _toy_comm(16, dp=16).pipelined_s - _toy_comm(1, dp=16).pipelined_s
-    assert across == pytest.approx(251_658_240 * 32 * 4 / 50e9, rel=1e-9)
+    assert _a2a_s(8) == pytest.approx(per_step_bytes / 450e9, rel=1e-9)  # ep 8 fits the node: NVLink, 66.8 ms
+    # ep 16 over two 8-GPU nodes: 4,096 × 2 × 4,096 × 2 × 15/16 remote × 2 × 2 = 251,658,240 B per layer and
+    # micro-batch; of the 15 remote ranks 7 share the node and 8 do not, so 8/15 of it, 134,217,728 B, crosses
+    # nodes at 50 GB/s while 7/15, 117,440,512 B, runs over NVLink at the same time: the network part is longer.
+    network_s = 134_217_728 * 32 * 4 / 50e9  # 0.3436 s (all 251,658,240 B at 50 GB/s would be 0.644 s)
+    node_s = 117_440_512 * 32 * 4 / 450e9  # 0.0334 s
+    assert _a2a_s(16) == pytest.approx(max(network_s, node_s), rel=1e-9)
+    # ep 64 over 8-GPU nodes (NeMo Automodel's DeepSeek-V3 rows): 56 of the 63 remote ranks are elsewhere
+    assert moe.cross_node_share(64, 1, 8) == pytest.approx(56 / 63, rel=1e-12)
+    assert moe.cross_node_share(8, 2, 8) == pytest.approx(4 / 7, rel=1e-12)  # tp 2: 4 expert ranks per node
+    assert moe.cross_node_share(4, 2, 8) == 0.0 and moe.cross_node_share(1, 1, 8) == 0.0
+
+
+def test_capacity_factor_scales_the_busiest_ranks_all_to_all():
+    # Switch Transformer capacity factor 1.25 (Fedus et al. 2022, §2.1): the busiest rank exchanges 1.25 × the
+    # average: 4,096 tokens × 2 × 1.25 = 10,240 copies × 4,096 × 2 B × 7/8 × 2 × 2 passes = 293,601,280 B.
+    got = moe.all_to_all_bytes(4096, 2, 4096, 2.0, 8, 2.0, capacity_factor=1.25)
+    assert got == pytest.approx(293_601_280, rel=1e-12)
+    assert _a2a_s(8, 1.25) == pytest.approx(293_601_280 * 32 * 4 / 450e9, rel=1e-9)  # 83.5 ms on NVLink
+    assert _a2a_s(16, 2.0) == pytest.approx(2 * _a2a_s(16), rel=1e-12)  # GShard's 2: twice the balanced time
+
+
+def test_all_to_all_stays_out_of_the_overlappable_traffic():
+    # The dispatch and combine sit on every micro-batch's critical path: layout_comm leaves them to step_parts.
+    assert _toy_comm(8).pipelined_s == pytest.approx(_toy_comm(1).pipelined_s, rel=1e-12)
 
 
 def test_expert_gradients_sync_over_the_expert_data_parallel_group():

@@ -470,9 +470,10 @@ def test_refit_modes_hold_out_more_and_err_more(three_modes):
         return median(abs(row["rel_error"]) for row in rows if row["rel_error"] is not None)
 
     shipped, row, source = (median_of(three_modes[mode]) for mode in (None, "row", "source"))
-    # The shipped presets were derived from these very rows (in-sample); holding out the row, then its whole
-    # source document, removes ever more of the row's own information.
-    assert shipped < row < source
+    # The shipped presets were derived from these very rows (in-sample): holding out the row, or its whole
+    # source document, removes the row's own information. Row and source holdouts are not ordered: a source
+    # holdout also removes rows that disagree with the row (after issue 14's MoE critical path, 0.098 vs 0.095).
+    assert shipped < row and shipped < source
     assert three_modes[None]["summary"]["memory"] == three_modes["source"]["summary"]["memory"]  # no preset
 
 

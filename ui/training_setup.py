@@ -192,6 +192,13 @@ def _sharding_inputs() -> None:
         "experts and the data-parallel degree; 1 for dense models. Each MoE layer then exchanges tokens "
         "all-to-all (dispatch and combine) in the forward and backward passes.",
     )
+    number_entry(
+        "MoE capacity factor",
+        "moe_capacity_factor",
+        help="Mixture-of-experts models with expert parallelism: the busiest GPU's routed tokens over the "
+        "average (Switch Transformer's capacity factor; 1.25-2 for padded routers). It scales that GPU's "
+        "all-to-all and expert compute, which every GPU waits for. 1 = dropless with balanced routing.",
+    )
     number_entry("Context parallel", "cp")
     bound(st.checkbox, "Sequence parallelism", "sequence_parallel")
 

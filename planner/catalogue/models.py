@@ -40,13 +40,21 @@ MODEL_SCHEMA: dict[str, Any] = {
     "n_shared_experts": pl.Int64,
     "moe_ffn_hidden": pl.Int64,
     "n_dense_layers": pl.Int64,
+    # multi-head latent attention (planner/model/latent_attention.py): blank = not MLA (0)
+    "q_lora_rank": pl.Int64,
+    "kv_lora_rank": pl.Int64,
+    "qk_nope_head_dim": pl.Int64,
+    "qk_rope_head_dim": pl.Int64,
+    "v_head_dim": pl.Int64,
     "n_params_published": pl.Int64,
     "n_params_active_published": pl.Int64,  # empty for dense models
     "source": pl.String,
     "as_of": pl.Date,
     "note": pl.String,
 }
-OPTIONAL_COLUMNS = frozenset({"n_params_active_published", "note"})
+MLA_COLUMNS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+# A presets file written before latent attention lacks its columns: read as blank (no model uses MLA).
+OPTIONAL_COLUMNS = frozenset({"n_params_active_published", "note", *MLA_COLUMNS})
 BOOLEAN_TEXT = {"true": True, "false": False}
 
 
@@ -126,6 +134,7 @@ def load_model_presets(path: Path | str = MODELS_CSV) -> pl.DataFrame:
         raw = pl.read_csv(path, infer_schema=False)
     except (OSError, pl.exceptions.PolarsError) as err:
         raise ModelCatalogError(f"{path.name}: cannot read ({err})") from None
+    raw = raw.with_columns(pl.lit(None, pl.String).alias(c) for c in MLA_COLUMNS if c not in raw.columns)
     missing = [column for column in MODEL_SCHEMA if column not in raw.columns]
     extra = [column for column in raw.columns if column not in MODEL_SCHEMA]
     if missing or extra:
@@ -142,7 +151,8 @@ def load_model_presets(path: Path | str = MODELS_CSV) -> pl.DataFrame:
 
 def shape_from_row(row: dict[str, Any]) -> ModelShape:
     """A `ModelShape` from one presets row (extra columns such as source and note are dropped)."""
-    return ModelShape.model_validate({name: row[name] for name in ModelShape.model_fields})
+    fields = {name: row[name] for name in ModelShape.model_fields}
+    return ModelShape.model_validate({**fields, **{c: fields[c] or 0 for c in MLA_COLUMNS}})
 
 
 def preset_names(presets: pl.DataFrame) -> list[str]:

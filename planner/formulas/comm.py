@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.formulas.compute import Number, as_number
-from planner.formulas.moe import expert_parallel_comm_s
+from planner.formulas.pipeline import data_parallel_rounds
 
 BYTES_PER_GB = 1e9
 # Host-to-GPU copies reach ~88 % of PCIe's theoretical per-direction rate: 55.4 GB/s of 63 on Gen5 x16
@@ -74,6 +74,7 @@ def data_parallel_comm_s(
     intra_link_gb_per_s: Number,
     inter_node_gb_per_s: Number,
     hybrid_shard: Number = 0,
+    zero3_gathers: Number | None = None,
 ) -> Number:
     """Data-parallel communication per optimizer step, in seconds (before any overlap).
 
@@ -95,7 +96,8 @@ def data_parallel_comm_s(
     full_link = group_link_gb_per_s(tp_cp * dp, gpus_per_node, intra_link_gb_per_s, inter_node_gb_per_s)
 
     reduce_scatters = np.where(zero_stage >= 2, grad_accum, 1.0)
-    all_gathers = np.where(zero_stage >= 3, 2.0 * grad_accum, 1.0)
+    gathers = 2.0 * grad_accum if zero3_gathers is None else zero3_gathers  # a pipeline gathers once per step
+    all_gathers = np.where(zero_stage >= 3, gathers, 1.0)
     sharded_bytes = ring_all_gather_bytes(
         shard_ranks, reduce_scatters * grad_payload_bytes + all_gathers * param_payload_bytes
     )
@@ -253,8 +255,9 @@ def layout_comm(
     pipeline stages 2·tp·cp·dp. Each rank holds 1/(tp·pp) of the weights; `grad_comm_bytes` and
     `weight_comm_bytes` are the bytes per parameter the gradient reduction and the weight gathers move.
     With `moe`, the routed experts sync over the expert data-parallel group (dp / ep ranks of stride tp·cp·ep,
-    each holding 1/ep of them) and every MoE layer adds its all-to-all (`planner.formulas.moe`) inside the
-    micro-batches.
+    each holding 1/ep of them). The MoE layers' all-to-all is not here: it sits on the critical path of every
+    micro-batch and no compute hides it (`planner.formulas.moe`, composed by `planner.step_parts`). Sharded
+    gathers and reduce-scatters run once per step under a pipeline (`planner.formulas.pipeline`).
     """
     intra = intra_node_link_gb_per_s(intra_node_gb_per_s, pcie_gb_per_s)
 
@@ -267,9 +270,10 @@ def layout_comm(
     moe = NO_MOE if moe is None else moe
     grad_payload = (n_trainable_params - moe.n_expert_trainable_params) / shard * grad_comm_bytes
     weight_payload = (n_params - moe.n_expert_params) / shard * weight_comm_bytes
+    rounds, gathers = data_parallel_rounds(pp, grad_accum)  # sharded reduce-scatters and gathers per step
     data_parallel = data_parallel_comm_s(
-        dp, zero_stage, grad_accum, grad_payload, weight_payload,
-        tp * cp, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard,
+        dp, zero_stage, rounds, grad_payload, weight_payload,
+        tp * cp, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard, gathers,
     )  # fmt: skip
     tensor = tensor_parallel_comm_s(
         tp, layers, tokens, hidden_size, activation_bytes, grad_accum, full_recompute, link(tp)
@@ -281,13 +285,9 @@ def layout_comm(
     pipelined = tensor + context + pipeline
     if moe is not NO_MOE:  # a dense model skips the expert terms (the dense search pays nothing for them)
         data_parallel = data_parallel + data_parallel_comm_s(
-            dp / moe.ep, zero_stage, grad_accum,
+            dp / moe.ep, zero_stage, rounds,
             moe.n_expert_trainable_params / (shard * moe.ep) * grad_comm_bytes,
             moe.n_expert_params / (shard * moe.ep) * weight_comm_bytes,
-            tp * cp * moe.ep, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard,
-        )  # fmt: skip
-        pipelined = pipelined + expert_parallel_comm_s(
-            moe.ep, moe.n_moe_layers / pp, tokens / tp, moe.top_k, hidden_size, activation_bytes,
-            grad_accum, full_recompute, link(tp * moe.ep),
+            tp * cp * moe.ep, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard, gathers,
         )  # fmt: skip
     return StepComm(pipelined_s=as_number(pipelined), data_parallel_s=as_number(data_parallel))

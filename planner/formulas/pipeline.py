@@ -44,3 +44,18 @@ def layers_in_flight(
     chunks = np.minimum(2.0 * behind + (v - 1.0) * pp + 1.0, v * n_microbatches)
     interleaved = chunks * n_layers / (pp * v)
     return select(v > 1, interleaved, plain)
+
+
+def data_parallel_rounds(pp: FloatOrArray, n_microbatches: FloatOrArray) -> tuple[FloatOrArray, FloatOrArray]:
+    """(gradient reduce-scatters, ZeRO-3 weight gathers) per step of a sharded data-parallel layout: m and 2·m
+    (a gather before each forward and each backward) without a pipeline, 1 and 1 with one.
+
+    Under a pipeline each stage runs its micro-batches interleaved with the other stages, and the frameworks
+    keep the stage's weights gathered and its gradients local until the last backward: torchtitan's FSDP2
+    (`reshard_after_forward = not pp_enabled`, "to avoid per-microbatch all-gathers") with
+    torch.distributed.pipelining (gradient sync only in the last backward, `backward_maybe_with_nosync`),
+    which NeMo Automodel uses; Megatron-LM syncs its distributed optimizer once per step; DeepSpeed refuses
+    ZeRO-2/3 with pipeline parallelism.
+    """
+    piped = np.asarray(pp) > 1
+    return select(piped, 1.0, n_microbatches), select(piped, 1.0, 2.0 * np.asarray(n_microbatches))

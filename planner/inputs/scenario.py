@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from planner.errors import PlannerError, check_name
+from planner.inputs import moe_inputs as moe
 from planner.inputs import post_training as pt
 from planner.inputs.goodput_defaults import FAILURES_PER_GPU_HOUR, RESTART_MIN
 from planner.model.expert_split import check_expert_degree
@@ -206,6 +207,8 @@ class Scenario(BaseModel):
     frozen_dtype: pt.FrozenDtype = pt.field_of("frozen_dtype")
     reward_model: str = pt.field_of("reward_model")
     value_model: str = pt.field_of("value_model")
+    # --- MoE load imbalance (issue 14 item 1): range and reason in planner/inputs/moe_inputs.py -----------
+    moe_capacity_factor: float = moe.field_of("moe_capacity_factor")
 
     @model_validator(mode="before")
     @classmethod

@@ -19,6 +19,7 @@ from typing import Literal
 
 import numpy as np
 
+from planner.model import latent_attention as mla
 from planner.model.shape import ModelShape
 
 LoraTargets = Literal["attention", "all_linear"]
@@ -54,7 +55,8 @@ FAMILY_RULES: dict[str, FamilyRules] = {
 }
 DEFAULT_RULES = FamilyRules()
 # Families whose layout is the default (two norms, biases as the flags say, no q/k norms). "falcon_two_norms"
-# is Falcon-40B/180B (new decoder, two LayerNorms) and non-parallel Falcon; "deepseek_v3" is approximated.
+# is Falcon-40B/180B (new decoder, two LayerNorms) and non-parallel Falcon; "deepseek_v3" (its latent attention
+# from the MLA shape fields, planner/model/latent_attention.py) leaves out the router's score-correction bias.
 DEFAULT_RULE_FAMILIES = frozenset(
     {
         "llama",
@@ -151,6 +153,17 @@ def _expert_ffn(shape: ModelShape) -> int:
     return shape.moe_ffn_hidden or shape.ffn_hidden
 
 
+def _attention_layer_params(shape: ModelShape, rules: FamilyRules, with_bias: bool) -> int:
+    """One layer's attention weights (and biases): latent attention (MLA) or MHA/GQA/MQA heads."""
+    if shape.is_mla:
+        return mla.mla_attention_params_per_layer(shape, with_bias and shape.attn_bias)
+    bias = int(with_bias and shape.attn_bias)
+    return attention_params_per_layer(
+        shape.hidden_size, shape.n_heads, shape.n_kv_heads, shape.head_dim, bias,
+        int(bias and rules.attn_out_bias),
+    )  # fmt: skip
+
+
 def count_params(shape: ModelShape) -> ParamCounts:
     """Every parameter of `shape`, by component; total and active (top-k + shared experts) counts."""
     rules = family_rules(shape.family)
@@ -158,14 +171,7 @@ def count_params(shape: ModelShape) -> ParamCounts:
     n_dense, n_moe = _layer_split(shape)
     n_mat = _mlp_matrices(shape)
 
-    attention = shape.n_layers * attention_params_per_layer(
-        h,
-        shape.n_heads,
-        shape.n_kv_heads,
-        shape.head_dim,
-        int(shape.attn_bias),
-        int(shape.attn_bias and rules.attn_out_bias),
-    )
+    attention = shape.n_layers * _attention_layer_params(shape, rules, with_bias=True)
     dense_mlp = n_dense * mlp_params(h, shape.ffn_hidden, n_mat, int(shape.mlp_bias))
     expert = mlp_params(h, _expert_ffn(shape), n_mat, int(shape.mlp_bias))
     mlp = dense_mlp + n_moe * (shape.n_experts + shape.n_shared_experts) * expert
@@ -176,7 +182,8 @@ def count_params(shape: ModelShape) -> ParamCounts:
     norm_bias = shape.norm_kind == "layernorm" and (shape.attn_bias or not rules.norm_bias_follows_attn_bias)
     layer_norms = norm_params(h, rules.norms_per_layer, int(norm_bias))
     qk_norms = norm_params(shape.head_dim, 2 * int(rules.qk_norm), 0)  # RMSNorm, shared by all heads
-    norms = shape.n_layers * (layer_norms + qk_norms) + norm_params(h, 1, int(norm_bias))
+    latent_norms = mla.mla_norm_params_per_layer(shape) if shape.is_mla else 0
+    norms = shape.n_layers * (layer_norms + qk_norms + latent_norms) + norm_params(h, 1, int(norm_bias))
 
     embedding = embedding_params(shape.vocab_size, h)
     position = position_params(shape.learned_pos_embeddings, h)
@@ -205,7 +212,7 @@ def linear_params_all_layers(shape: ModelShape) -> int:
     h = shape.hidden_size
     n_dense, n_moe = _layer_split(shape)
     n_mat = _mlp_matrices(shape)
-    attention = attention_params_per_layer(h, shape.n_heads, shape.n_kv_heads, shape.head_dim, 0, 0)
+    attention = _attention_layer_params(shape, DEFAULT_RULES, with_bias=False)
     dense_mlp = mlp_params(h, shape.ffn_hidden, n_mat, 0)
     active_experts = (shape.n_experts_active + shape.n_shared_experts) * mlp_params(
         h, _expert_ffn(shape), n_mat, 0
@@ -250,7 +257,11 @@ def lora_adapter_params(shape: ModelShape, rank, targets: LoraTargets):
     include_mlp = int(targets == "all_linear")
     h, n_mat = shape.hidden_size, _mlp_matrices(shape)
     n_dense, n_moe = _layer_split(shape)
-    attention_dims = lora_attention_dims(h, shape.n_heads, shape.n_kv_heads, shape.head_dim)
+    attention_dims = (
+        mla.mla_lora_dims(shape)
+        if shape.is_mla
+        else lora_attention_dims(h, shape.n_heads, shape.n_kv_heads, shape.head_dim)
+    )
     dense_mlp_dims = lora_mlp_dims(h, shape.ffn_hidden, n_mat)
     experts_dims = (shape.n_experts + shape.n_shared_experts) * lora_mlp_dims(h, _expert_ffn(shape), n_mat)
     dims = shape.n_layers * attention_dims + include_mlp * (n_dense * dense_mlp_dims + n_moe * experts_dims)

@@ -87,6 +87,16 @@ def routed_expert_params(shape: ModelShape) -> int:
     return _moe_layers(shape) * shape.n_experts * expert
 
 
+def routed_active_matmul_params(shape: ModelShape) -> int:
+    """Matmul weights (no biases) of the top-k routed experts one token runs through, all MoE layers: the
+    part of a token's FLOPs that runs as small per-expert matmuls (`planner.formulas.expert_compute`)."""
+    from planner.model.architecture import mlp_params
+
+    n_matrices = 3 if shape.mlp_kind == "swiglu" else 2
+    expert = mlp_params(shape.hidden_size, shape.moe_ffn_hidden or shape.ffn_hidden, n_matrices, 0)
+    return _moe_layers(shape) * shape.n_experts_active * expert
+
+
 def routed_expert_adapter_params(shape: ModelShape, rank: int, targets: str) -> int:
     """LoRA adapters on the routed experts (those `lora_adapter_params` counts when every linear is adapted):
     they live with their expert, so expert parallelism spreads them too."""

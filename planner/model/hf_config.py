@@ -72,6 +72,34 @@ def _mixtral(cfg: ConfigReader) -> dict[str, Any]:
     return shape
 
 
+def _deepseek(cfg: ConfigReader) -> dict[str, Any]:
+    """DeepSeek-V2/V3 (`DeepseekV3Config`): latent attention (planner/model/latent_attention.py), routed and
+    shared experts of `moe_intermediate_size`, the first `first_k_dense_replace` layers dense. head_dim is
+    the query/key head width (qk_nope + qk_rope); the config's own `head_dim` is the rotary part only."""
+    hidden, n_heads = cfg.get_int("hidden_size"), cfg.get_int("num_attention_heads")
+    if cfg.get_int("moe_layer_freq", 1, high=MAX_LAYERS) != 1:
+        raise ConfigImportError(
+            "config key 'moe_layer_freq': only 1 (every layer after the dense ones) is supported"
+        )
+    nope, rope = cfg.get_int("qk_nope_head_dim", 128), cfg.get_int("qk_rope_head_dim", 64)
+    return {
+        **_decoder(cfg, tie_default=False),
+        "head_dim": nope + rope,
+        "n_kv_heads": cfg.get_int("num_key_value_heads", n_heads),
+        "q_lora_rank": cfg.get_int("q_lora_rank", 0, low=0),  # null in DeepSeek-V2-Lite: no compression
+        "kv_lora_rank": cfg.get_int("kv_lora_rank", 512),
+        "qk_nope_head_dim": nope,
+        "qk_rope_head_dim": rope,
+        "v_head_dim": cfg.get_int("v_head_dim", 128),
+        "n_experts": cfg.get_int("n_routed_experts"),
+        "n_experts_active": cfg.get_int("num_experts_per_tok"),
+        "n_shared_experts": cfg.get_int("n_shared_experts", 0, low=0),
+        "moe_ffn_hidden": cfg.get_int("moe_intermediate_size"),
+        "n_dense_layers": cfg.get_int("first_k_dense_replace", 0, low=0, high=MAX_LAYERS),
+        "hidden_size": hidden,
+    }
+
+
 def _qwen2(cfg: ConfigReader) -> dict[str, Any]:
     return _decoder(cfg, tie_default=False, attn_bias=True)  # modeling_qwen2: q, k, v bias=True
 
@@ -213,6 +241,8 @@ READERS: dict[str, tuple[Reader, Callable[[ConfigReader], str]]] = {
     "refinedwebmodel": (_falcon, _falcon_family),  # early Falcon-7B configs
     "refinedweb": (_falcon, _falcon_family),  # early Falcon-40B configs
     "mpt": (_mpt, lambda _: "mpt"),
+    "deepseek_v3": (_deepseek, lambda _: "deepseek_v3"),
+    "deepseek_v2": (_deepseek, lambda _: "deepseek_v3"),  # the same layout (V3 adds only router details)
 }
 ARCHITECTURE_TYPES = {
     "LlamaForCausalLM": "llama",
@@ -229,6 +259,8 @@ ARCHITECTURE_TYPES = {
     "GPTNeoXForCausalLM": "gpt_neox",
     "FalconForCausalLM": "falcon",
     "MPTForCausalLM": "mpt",
+    "DeepseekV3ForCausalLM": "deepseek_v3",
+    "DeepseekV2ForCausalLM": "deepseek_v2",
 }
 
 

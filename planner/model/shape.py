@@ -47,8 +47,24 @@ class ModelShape(BaseModel):
         0, ge=0, le=10_000, description="leading layers with a dense MLP in MoE models"
     )
 
+    # Multi-head latent attention (DeepSeek-V2/V3; planner/model/latent_attention.py): kv_lora_rank 0 = none.
+    # Bounds as for the widths above.
+    q_lora_rank: int = Field(0, ge=0, le=1_000_000, description="MLA query latent width; 0 = no compression")
+    kv_lora_rank: int = Field(0, ge=0, le=1_000_000, description="MLA key/value latent width; 0 = not MLA")
+    qk_nope_head_dim: int = Field(0, ge=0, le=100_000, description="MLA query/key width without rotary part")
+    qk_rope_head_dim: int = Field(0, ge=0, le=100_000, description="MLA rotary query/key width")
+    v_head_dim: int = Field(0, ge=0, le=100_000, description="MLA value head width")
+
     @model_validator(mode="after")
     def _consistent(self) -> ModelShape:
+        if self.kv_lora_rank and not (self.qk_nope_head_dim + self.qk_rope_head_dim and self.v_head_dim):
+            raise PlannerError(
+                "v_head_dim",
+                "multi-head latent attention (kv_lora_rank > 0) needs query/key and value head widths",
+                value=self.v_head_dim,
+                allowed="qk_nope_head_dim + qk_rope_head_dim >= 1 and v_head_dim >= 1",
+                related=("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim"),
+            )
         if self.n_kv_heads > self.n_heads:
             raise PlannerError(
                 "n_kv_heads", "must not exceed n_heads", value=self.n_kv_heads, related=("n_heads",)
@@ -73,3 +89,7 @@ class ModelShape(BaseModel):
     @property
     def is_moe(self) -> bool:
         return self.n_experts > 0
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0

@@ -1,0 +1,36 @@
+"""The mixture-of-experts inputs beyond the expert-parallel degree (issue 14 item 1), kept here so the
+Scenario stays short: each Field with its default, range and reason.
+
+`moe_capacity_factor` is the busiest expert-parallel rank's routed load over the average. Switch Transformer
+(Fedus et al. 2022, §2.1) defines expert capacity = tokens per batch / experts × capacity factor and pads every
+expert's buffer to it (it trains at 1.0 and 1.25 and evaluates at 2.0); GShard (Lepikhin et al. 2020, §2.2)
+uses 2. For a dropless router without padding (Megatron-Core's default, MegaBlocks) it is the load imbalance:
+the busiest rank's tokens over the average.
+
+Default 1.0, dropless with balanced routing: the auxiliary-loss and bias balancing of current MoE models aims
+at it, and the published MoE benchmarks the planner is checked against run a balanced gate (NeMo Automodel's
+"fake balanced gate"). Range 1 to 16: below 1 a padded router drops more tokens than it keeps room for (the
+planner does not model dropped tokens); 16 is 8 times the largest published setting (GShard's 2), so more is
+a typo rather than a plan.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+FIELDS: dict[str, dict[str, Any]] = {
+    "moe_capacity_factor": {
+        "default": 1.0,
+        "ge": 1.0,
+        "le": 16.0,
+        "description": "MoE capacity factor: busiest expert-parallel rank's tokens over the average; "
+        "1 = dropless, balanced",
+    },
+}
+
+
+def field_of(name: str) -> Any:
+    """The Field of one MoE input of `Scenario`."""
+    return Field(**FIELDS[name])

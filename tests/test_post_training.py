@@ -266,3 +266,10 @@ def test_an_exported_post_training_plan_says_what_its_file_leaves_out() -> None:
     sft, dpo = (export_plan(plan(**changes), CATS, "torchtune") for changes in ({}, {"method": "dpo"}))
     assert not any("objective" in line for line in sft.not_expressed)
     assert any(line.startswith("the dpo objective") for line in dpo.not_expressed)
+
+
+def test_latent_attention_caches_its_latent_not_per_head_keys_and_values() -> None:
+    # DeepSeek-V3's config.json: 61 layers, kv_lora_rank 512 + qk_rope_head_dim 64 = 576 elements per token and
+    # layer, 2 bytes: 61 × 576 × 2 = 70,272 B per token (the per-head form, 128 heads × 2 × 192, would be 66×)
+    assert gen.kv_cache_bytes_per_token(61, 512 + 64) == 70_272
+    assert gen.kv_cache_bytes_per_token(32, 2 * 8 * 128) == gen.kv_cache_bytes_per_seq(32, 8, 128, 1)

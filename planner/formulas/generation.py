@@ -7,7 +7,8 @@ GPUs (the training GPUs when colocated, the dedicated ones otherwise); each gets
 sequences. All byte counts are per GPU of a replica unless a name says otherwise.
 
 - **KV cache** (per sequence, whole model): layers × 2 (key and value) × KV heads × head dim × bytes ×
-  tokens (prompt + completion); a replica splits it over its tensor-parallel GPUs.
+  tokens (prompt + completion), or the cached latent's width for multi-head latent attention; a replica
+  splits it over its tensor-parallel GPUs.
 - **Concurrent sequences**: what the engine's memory holds after its weights, at the full length each
   sequence reaches, up to the sequences it has to generate; 0 means the engine cannot hold one sequence.
 - **Prefill** runs at the compute rate: 2 · active parameters FLOPs per prompt token.
@@ -37,7 +38,14 @@ KV_BYTES_PER_ELEMENT = 2.0  # bf16 KV cache, the engines' default (vLLM kv_cache
 
 def kv_cache_bytes_per_seq(n_layers: Number, n_kv_heads: Number, head_dim: Number, tokens: Number) -> Number:
     """KV cache of one sequence of `tokens` tokens, whole model: layers × 2 × KV heads × head dim × 2 B × tokens."""
-    return n_layers * 2.0 * n_kv_heads * head_dim * KV_BYTES_PER_ELEMENT * tokens
+    return kv_cache_bytes_per_token(n_layers, 2.0 * n_kv_heads * head_dim) * tokens
+
+
+def kv_cache_bytes_per_token(n_layers: Number, elements_per_token_layer: Number) -> Number:
+    """KV cache per token of one sequence, whole model: layers × cached elements × 2 B. The elements are a key
+    and a value per KV head (2 · KV heads · head dim), or multi-head latent attention's one compressed latent
+    and its rotary key (kv_lora_rank + qk_rope_head_dim, planner.model.latent_attention)."""
+    return n_layers * elements_per_token_layer * KV_BYTES_PER_ELEMENT
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,7 @@ def _engine(c: Columns, rollout_seqs: Any) -> gen.Engine:
     p, m, g = c.post, c.model, c.gpu
     generating = np.where(p.n_generation_gpus > 0, p.n_generation_gpus, c.layout.n_gpus)
     replicas = np.maximum(np.floor(generating / p.generation_tp), 1.0)
-    per_token = gen.kv_cache_bytes_per_seq(m.n_layers, m.n_kv_heads, m.head_dim, 1.0) * m.has_shape
+    per_token = gen.kv_cache_bytes_per_token(m.n_layers, m.n_kv_elements_per_token_layer) * m.has_shape
     return gen.Engine(
         n_params=m.n_params,
         n_active_params=m.n_active_params,

@@ -119,6 +119,8 @@ class LayoutColumns:
     fp32_grad_buffers: Column  # flag: gradients in fp32 buffers for the whole step
     ep: Column  # expert parallelism (issue 14 item 1): GPUs the routed experts are spread over, out of dp
     moe_capacity_factor: Column = 1.0  # the busiest expert-parallel rank's load over the average
+    # communication as frameworks do it (issue 14 item 6): bytes per gradient element reduced, 0 = auto
+    reduce_bytes_per_param: Column = 0.0
 
 
 @dataclass(frozen=True)

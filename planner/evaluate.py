@@ -3,8 +3,7 @@
 A single estimate passes floats, the GPU comparison passes one value per GPU and the plan search one value per
 configuration; all three run this same function, so they can never disagree. Inputs are built by
 `planner.resolve`; categorical choices arrive as enum codes (`Method`, `Recompute`) and bytes per parameter.
-The outputs are in bytes, seconds, FLOPs and their rates; `planner.results.OUTPUTS` names each figure a user
-sees and converts it (GiB, hours, TFLOP/s) in one place.
+Outputs are in bytes, seconds, FLOPs and rates; `planner.results.OUTPUTS` names and converts what users see.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import numpy as np
 
 from planner.columns import Columns, memory_inputs
 from planner.failures import with_failures
-from planner.formulas import comm, compute, timing
+from planner.formulas import collectives, comm, compute, timing
 from planner.formulas.memory import MemoryBreakdown, MemoryInputs, max_micro_batch, memory_with_paging
 from planner.formulas.model_states import stage_model_states
 from planner.formulas.offload import OffloadStep
@@ -69,8 +68,9 @@ def _step_comm(c: Columns) -> comm.StepComm:
     """Communication per optimizer step for the layout (the same `layout_comm` the calibration uses)."""
     m, r, lay = c.model, c.recipe, c.layout
     frozen = r.method != Method.FULL
-    # Mixed precision reduces gradients in fp32 (PyTorch AMP, Composer, Megatron); pure recipes in their dtype.
-    grad_comm_bytes = np.where(r.master_bytes_per_param > 0, 4.0, r.grad_bytes_per_param)
+    grad_comm_bytes = collectives.reduce_bytes(
+        lay.reduce_bytes_per_param, r.master_bytes_per_param, r.grad_bytes_per_param
+    )
     weight_comm_bytes = np.where(frozen, r.frozen_weight_bytes_per_param, r.weight_bytes_per_param)
     step = comm.layout_comm(
         n_params=m.n_params,
@@ -98,10 +98,10 @@ def _step_comm(c: Columns) -> comm.StepComm:
         n_virtual_stages=lay.n_virtual_stages,
         moe=moe_layout(c),
     )
-    # Without a shape the in-pipeline (tensor, context, pipeline) traffic is unknown: left out, as for a bare count.
-    return comm.StepComm(
-        pipelined_s=np.where(m.has_shape > 0, step.pipelined_s, 0.0), data_parallel_s=step.data_parallel_s
-    )
+    # No shape: the in-pipeline traffic and ZeRO's per-layer unhidden share are unknown, so left out.
+    unhidden = np.where((lay.zero_stage >= 1) & (m.has_shape == 0), 0.0, step.data_parallel_unhidden_frac)
+    pipelined = np.where(m.has_shape > 0, step.pipelined_s, 0.0)
+    return comm.StepComm(pipelined, step.data_parallel_s, step.data_parallel_window_frac, unhidden)
 
 
 def _run(

@@ -151,7 +151,10 @@ def _layout(**changes):
 def test_layout_comm_pure_data_parallel():
     traffic = _layout()
     assert traffic.pipelined_s == 0.0
-    assert traffic.data_parallel_s == pytest.approx(28e9 / 450e9, rel=1e-12)  # as in the DDP toy above
+    # Bytes as in the DDP toy above, plus each bucket's latency (issue 14 item 6c): 16e9 B of bf16 gradients in
+    # ceil(16e9 / 25 MiB) = 611 buckets, each a ring all-reduce over 8 NVLink ranks: 8.4 + 2 · 7 · 3.4 = 56 µs.
+    latency_s = 611 * (8.4 + 2 * 7 * 3.4) * 1e-6
+    assert traffic.data_parallel_s == pytest.approx(28e9 / 450e9 + latency_s, rel=1e-12)
     assert traffic.total_s == traffic.data_parallel_s
 
 
@@ -168,6 +171,8 @@ def test_layout_comm_is_vectorised():
 def test_layout_comm_model_parallel_shards_the_gradients():
     # tp 2 × pp 2 leaves each rank a quarter of the gradients (8e9/4 · 2 B = 4e9 B); dp 2 inside the node
     # all-reduces 2 · 1/2 of that over NVLink.
+    # Latency: ceil(4e9 / 25 MiB) = 153 buckets, each 8.4 + 2 · 1 · 3.4 = 15.2 µs over 2 NVLink ranks.
     traffic = _layout(tp=2, pp=2, dp=2)
-    assert traffic.data_parallel_s == pytest.approx(2 * 0.5 * (8e9 / 4 * 2) / 450e9, rel=1e-12)
+    latency_s = 153 * (8.4 + 2 * 1 * 3.4) * 1e-6
+    assert traffic.data_parallel_s == pytest.approx(2 * 0.5 * (8e9 / 4 * 2) / 450e9 + latency_s, rel=1e-12)
     assert traffic.pipelined_s > 0  # tensor all-reduces and stage-to-stage sends

@@ -38,6 +38,13 @@ OPEN_KEY = "setup.open"  # the section's open state (Streamlit keeps it under th
 LAST_PAGE_KEY = "setup.last_page"  # the page of the previous run: arriving on Memory opens the section
 VIRTUAL_STAGES_LABEL = "Virtual stages per GPU (interleaved 1F1B)"
 EXPERT_PARALLEL_LABEL = "Expert parallel (MoE)"
+REDUCE_DTYPE_LABEL = "Gradient reduce dtype"
+REDUCE_DTYPE_LABELS = {
+    "auto": "auto (fp32 with a master copy, else the gradients' dtype)",
+    "fp32": "fp32",
+    "bf16": "bf16",
+    "fp16": "fp16",
+}
 
 
 def setup_summary(s: Scenario, derived_seq_len: int | None) -> str:
@@ -175,6 +182,16 @@ def _sharding_inputs() -> None:
         format_func=ZERO_LABELS.get,
     )
     bound(st.checkbox, "Shard within a node only (HYBRID_SHARD)", "hybrid_shard")
+    bound(
+        st.selectbox,
+        REDUCE_DTYPE_LABEL,
+        "reduce_dtype",
+        options=list(REDUCE_DTYPE_LABELS),
+        format_func=REDUCE_DTYPE_LABELS.get,
+        help="The dtype the data-parallel gradient reduction moves: PyTorch FSDP MixedPrecision(reduce_dtype), "
+        "Megatron --accumulate-allreduce-grads-in-fp32, DeepSpeed communication_data_type. fp32 moves twice "
+        "the bytes of bf16.",
+    )
     number_entry("Tensor parallel", "tp")
     number_entry("Pipeline parallel", "pp")
     number_entry(

@@ -12,10 +12,11 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from planner.catalogue.paths import bundled_data_dir
 from planner.inputs.bounded_read import Limit, ReadLimitError, read_limited
+from planner.inputs.scenario import ReduceDtype
 
 CATEGORIES = ("memory", "throughput", "time", "energy")
 # `validate --refit`: presets rebuilt without the scored row, or without every row of its source document. Kept
@@ -75,6 +76,8 @@ CASE_FILE_COLUMNS = (
 # Provenance text and the post-training columns: read as empty when a case file leaves the column out (case
 # files older than issue 16 keep working, DESIGN.md §4). Extra columns are allowed.
 OPTIONAL_COLUMNS = ("source", "url", "notes", *POST_COLUMNS)
+# An optional setting column beyond the reference header (issue 14 item 6): the gradient reduce dtype, empty = auto.
+REDUCE_DTYPE_COLUMN = "reduce_dtype"
 REQUIRED_COLUMNS = tuple(column for column in CASE_FILE_COLUMNS if column not in OPTIONAL_COLUMNS)
 # The shipped calibration file is 140 kB for 145 cases; 5 MB is some 5,000 cases, far more than any study holds.
 CASE_FILE = Limit("case file", 5_000_000, "the shipped calibration file is 140 kB for 145 cases")
@@ -153,6 +156,10 @@ def row_problems(row: Mapping[str, str]) -> list[tuple[str, str]]:
         problems.append(("category", f"{row['category']!r} is not one of {', '.join(CATEGORIES)}"))
     if row["measured_unit"] not in MEASURED_UNITS:
         problems.append(("measured_unit", f"{row['measured_unit']!r} is not a known unit"))
+    reduce_dtype = row.get(REDUCE_DTYPE_COLUMN, "").lower()
+    if reduce_dtype not in ("", *get_args(ReduceDtype)):
+        allowed = ", ".join(get_args(ReduceDtype))
+        problems.append((REDUCE_DTYPE_COLUMN, f"{reduce_dtype!r} is not one of {allowed} (or empty = auto)"))
     for column in NUMERIC_COLUMNS:
         text = row[column]
         if column == "measured_value" and not text:

@@ -7,8 +7,8 @@ bandwidth otherwise. Rank order is Megatron-LM's: tensor-parallel ranks innermos
 then pipeline (`initialize_model_parallel`, order "tp-cp-dp-pp"), so a group of stride k and size n spans
 k·n consecutive ranks.
 
-Bandwidths are per direction in GB/s (1e9 bytes/s), as `data/gpus.csv` records them. Per-collective latency
-is ignored: at training message sizes (megabytes and up) bandwidth dominates. All functions take floats or
+Bandwidths are per direction in GB/s (1e9 bytes/s), as `data/gpus.csv` records them. Each collective's latency
+and the compute each part can hide behind come from `planner.formulas.collectives`. All functions take floats or
 numpy arrays; categorical choices arrive as numbers (ZeRO stage 0-3, flags 0/1).
 """
 
@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planner.formulas import collectives
+from planner.formulas.collectives import StepComm
 from planner.formulas.compute import Number, as_number
 from planner.formulas.pipeline import data_parallel_rounds
 
@@ -63,6 +65,11 @@ def seconds(n_bytes: Number, gb_per_s: Number) -> Number:
     return n_bytes / (gb_per_s * BYTES_PER_GB)
 
 
+def shard_group_ranks(dp: Number, tp_cp: Number, gpus_per_node: Number, hybrid_shard: Number) -> Number:
+    """Ranks a ZeRO shard spans: all dp, or under a hybrid shard the replicas that fit in one node."""
+    return as_number(np.where(hybrid_shard, np.clip(np.floor(gpus_per_node / tp_cp), 1, dp), dp))
+
+
 def data_parallel_comm_s(
     dp: Number,
     zero_stage: Number,
@@ -89,7 +96,7 @@ def data_parallel_comm_s(
     the node and a replica all-reduce of the 1/d_shard gradient shard crosses nodes.
     The DP group has stride tp·cp, so it spans tp·cp·d ranks.
     """
-    shard_ranks = np.where(hybrid_shard, np.clip(np.floor(gpus_per_node / tp_cp), 1, dp), dp)
+    shard_ranks = shard_group_ranks(dp, tp_cp, gpus_per_node, hybrid_shard)
     shard_link = group_link_gb_per_s(
         tp_cp * shard_ranks, gpus_per_node, intra_link_gb_per_s, inter_node_gb_per_s
     )
@@ -210,18 +217,6 @@ class MoeLayout:
 NO_MOE = MoeLayout()
 
 
-@dataclass(frozen=True)
-class StepComm:
-    """Communication per optimizer step, in seconds, before overlap."""
-
-    pipelined_s: Number  # tensor + context + pipeline point-to-point, inside the micro-batches
-    data_parallel_s: Number  # gradient sync and ZeRO gathers, once per step
-
-    @property
-    def total_s(self) -> Number:
-        return self.pipelined_s + self.data_parallel_s
-
-
 def layout_comm(
     *,
     n_params: Number,
@@ -290,4 +285,16 @@ def layout_comm(
             moe.n_expert_params / (shard * moe.ep) * weight_comm_bytes,
             tp * cp * moe.ep, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard, gathers,
         )  # fmt: skip
-    return StepComm(pipelined_s=as_number(pipelined), data_parallel_s=as_number(data_parallel))
+    buckets = collectives.n_gradient_buckets(grad_payload)
+    latency_pipelined, latency_dp = collectives.layout_latency_s(
+        tp=tp, pp=pp, cp=cp, dp=dp, shard_ranks=shard_group_ranks(dp, tp * cp, gpus_per_node, hybrid_shard),
+        zero_stage=zero_stage, grad_accum=grad_accum, n_layers_per_stage=layers, full_recompute=full_recompute,
+        n_buckets=buckets, gpus_per_node=gpus_per_node, nvlink=intra_node_gb_per_s > 0,
+        n_virtual_stages=n_virtual_stages,
+    )  # fmt: skip
+    window, unhidden = collectives.data_parallel_window(
+        zero_stage, grad_accum, buckets, layers, full_recompute
+    )
+    return StepComm(
+        as_number(pipelined + latency_pipelined), as_number(data_parallel + latency_dp), window, unhidden
+    )

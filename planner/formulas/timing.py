@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planner.formulas.collectives import hidden_data_parallel_s
 from planner.formulas.comm import BYTES_PER_GB, StepComm, effective_pcie_gb_per_s, exposed_comm_s
 from planner.formulas.compute import Number, as_number, flops_utilisation
 from planner.formulas.offload import NO_OFFLOAD, OffloadStep, exposed_offload_s
@@ -41,17 +42,27 @@ def compute_time_s(
 
 
 def exposed_parts_s(
-    compute_s: Number, pipelined_comm_s: Number, data_parallel_comm_s: Number, overlap_frac: Number
+    compute_s: Number,
+    pipelined_comm_s: Number,
+    data_parallel_comm_s: Number,
+    overlap_frac: Number,
+    dp_window_frac: Number = 1.0,
+    dp_unhidden_frac: Number = 0.0,
 ) -> tuple[Number, Number]:
     """(in-pipeline, data-parallel) communication left exposed once part of it hides under the compute.
 
-    The compute can hide traffic only once: overlap × min(compute, all traffic) disappears in total
-    (`planner.formulas.comm.exposed_comm_s`), taken from the in-pipeline traffic first because it runs during the
-    micro-batches, the data-parallel sync after them.
+    The in-pipeline traffic runs during the micro-batches: overlap × min(compute, traffic) of it hides
+    (`planner.formulas.comm.exposed_comm_s`). The data-parallel traffic hides only behind its window, the
+    `dp_window_frac` share of the compute that runs beside it, and never its `dp_unhidden_frac` share
+    (`planner.formulas.collectives.data_parallel_window`): min(hideable, overlap × window) of it hides, within
+    what the compute has left (it hides traffic only once, so at most overlap × compute hides in total).
     """
     pipelined = exposed_comm_s(pipelined_comm_s, compute_s, overlap_frac)
-    total = exposed_comm_s(pipelined_comm_s + data_parallel_comm_s, compute_s, overlap_frac)
-    return pipelined, total - pipelined
+    budget = overlap_frac * compute_s - (pipelined_comm_s - pipelined)
+    hidden = hidden_data_parallel_s(
+        data_parallel_comm_s, dp_unhidden_frac, dp_window_frac * compute_s, budget, overlap_frac
+    )
+    return pipelined, data_parallel_comm_s - hidden
 
 
 def step_time_s(
@@ -60,6 +71,8 @@ def step_time_s(
     data_parallel_comm_s: Number,
     bubble_frac: Number,
     overlap_frac: Number,
+    dp_window_frac: Number = 1.0,
+    dp_unhidden_frac: Number = 0.0,
 ) -> Number:
     """One optimizer step: (compute + exposed in-pipeline comm) / (1 − bubble) + exposed data-parallel comm.
 
@@ -69,9 +82,16 @@ def step_time_s(
     (Narayanan et al. 2021, §2.2).
     """
     pipelined, data_parallel = exposed_parts_s(
-        compute_s, pipelined_comm_s, data_parallel_comm_s, overlap_frac
+        compute_s, pipelined_comm_s, data_parallel_comm_s, overlap_frac, dp_window_frac, dp_unhidden_frac
     )
-    return (compute_s + pipelined) / (1.0 - bubble_frac) + data_parallel
+    return scheduled_step_s(compute_s, pipelined, data_parallel, bubble_frac)
+
+
+def scheduled_step_s(
+    compute_s: Number, pipelined_s: Number, data_parallel_s: Number, bubble_frac: Number
+) -> Number:
+    """The step from its exposed parts: the micro-batches stretch with the bubble, the sync is paid once."""
+    return (compute_s + pipelined_s) / (1.0 - bubble_frac) + data_parallel_s
 
 
 def compute_time_from_step_s(
@@ -80,21 +100,32 @@ def compute_time_from_step_s(
     data_parallel_comm_s: Number,
     bubble_frac: Number,
     overlap_frac: Number,
+    dp_window_frac: Number = 1.0,
+    dp_unhidden_frac: Number = 0.0,
 ) -> Number:
     """Inverse of `step_time_s`: the compute share of a measured step (for deriving efficiencies).
 
-    `step_time_s` rises strictly with compute while overlap < 1 (slope ≥ 1 − overlap), so bisection finds
-    it; NaN where the communication alone already takes longer than the measured step.
+    `step_time_s` rises strictly with compute while overlap < 1 (all hidden traffic together grows at most
+    overlap × as fast as the compute), so bisection finds it; NaN where the communication alone already takes
+    longer than the measured step.
     """
+    parts = (
+        pipelined_comm_s,
+        data_parallel_comm_s,
+        bubble_frac,
+        overlap_frac,
+        dp_window_frac,
+        dp_unhidden_frac,
+    )
     step = np.asarray(step_s, dtype=float)
     low, high = np.zeros_like(step), step.copy()
     for _ in range(80):  # halves the bracket 80 times: far below float precision of any step time
         mid = 0.5 * (low + high)
-        longer = step_time_s(mid, pipelined_comm_s, data_parallel_comm_s, bubble_frac, overlap_frac) > step
+        longer = step_time_s(mid, *parts) > step
         high = np.where(longer, mid, high)
         low = np.where(longer, low, mid)
     compute = 0.5 * (low + high)
-    at_zero = step_time_s(0.0, pipelined_comm_s, data_parallel_comm_s, bubble_frac, overlap_frac)
+    at_zero = step_time_s(0.0, *parts)
     return as_number(np.where(at_zero >= step, np.nan, compute))
 
 
@@ -153,10 +184,12 @@ def run_time(
     preset_compute = (
         compute_time_s(hardware_step, n_gpus, peak_flops_per_s, utilisation_frac) + memory_bound_s
     )
-    preset_step = step_time_s(
-        preset_compute, comm.pipelined_s, comm.data_parallel_s, bubble_frac, overlap_frac
+    windows = (comm.data_parallel_window_frac, comm.data_parallel_unhidden_frac)
+    pipelined, data_parallel = exposed_parts_s(
+        preset_compute, comm.pipelined_s, comm.data_parallel_s, overlap_frac, *windows
     )
-    exposed = exposed_comm_s(comm.total_s, preset_compute, overlap_frac)
+    preset_step = scheduled_step_s(preset_compute, pipelined, data_parallel, bubble_frac)
+    exposed = pipelined + data_parallel
     offloads = offload is not NO_OFFLOAD  # most plans (and most sweeps) put nothing on the host
     # Host transfers hide only behind the compute that communication has not already hidden behind; sharing
     # it twice made a faster GPU slower when both exceeded the compute (tests/test_properties.py example).

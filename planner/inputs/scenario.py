@@ -27,6 +27,9 @@ Recompute = Literal["none", "selective", "selective_op", "full"]
 LoraTargets = Literal["attention", "all_linear"]
 Pricing = Literal["on_demand", "spot", "commit_1y", "commit_3y"]
 EfficiencyBand = Literal["low", "typical", "high"]
+ReduceDtype = Literal["auto", "fp32", "bf16", "fp16"]
+# Bytes per gradient element each reduce dtype moves; "auto" (0) is decided by the recipe.
+REDUCE_DTYPE_BYTES = {"auto": 0.0, "fp32": 4.0, "bf16": 2.0, "fp16": 2.0}
 
 # FSDP sharding strategies are the ZeRO stages under other names (PyTorch FSDP docs, ShardingStrategy).
 FSDP_TO_ZERO: dict[str, tuple[int, bool]] = {
@@ -209,6 +212,10 @@ class Scenario(BaseModel):
     value_model: str = pt.field_of("value_model")
     # --- MoE load imbalance (issue 14 item 1): range and reason in planner/inputs/moe_inputs.py -----------
     moe_capacity_factor: float = moe.field_of("moe_capacity_factor")
+    # --- communication as frameworks do it (issue 14 item 6) ---
+    # FSDP MixedPrecision(reduce_dtype), Megatron --accumulate-allreduce-grads-in-fp32 (grad_reduce_in_fp32),
+    # DeepSpeed "communication_data_type"; "auto" is planner.formulas.collectives.reduce_bytes's rule.
+    reduce_dtype: ReduceDtype = Field("auto", description="dtype of the gradient reduction; auto = by recipe")
 
     @model_validator(mode="before")
     @classmethod

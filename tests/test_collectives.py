@@ -1,0 +1,206 @@
+"""Communication as frameworks do it (issue 14 item 6): reduce dtype, per-collective latency, compute windows.
+
+Latency figures are NCCL's Ring / Simple cost model (NVIDIA/nccl src/graph/tuning.cc): 8.4 µs start-up, 3.4 µs
+per NVLink step, 9.6 µs per network step; a ring of n ranks has n−1 steps per phase.
+"""
+
+from __future__ import annotations
+
+from typing import get_args
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from planner import Scenario
+from planner.cases.case_file import CASE_FILE_COLUMNS, row_problems
+from planner.catalogue.catalog import default_catalogs
+from planner.estimate import estimate
+from planner.formulas import collectives, timing
+from planner.formulas.comm import layout_comm
+from planner.inputs.scenario import ReduceDtype
+from tests.test_comm import H100_NVLINK, IB_PER_GPU
+
+US = 1e-6
+
+
+def _ddp(**changes):
+    base = dict(
+        n_params=8e9, n_trainable_params=8e9, n_layers=32, hidden_size=4096, kv_dim=1024, seq_len=4096,
+        micro_batch=1, grad_accum=1, tp=1, pp=1, cp=1, dp=8, zero_stage=0, hybrid_shard=0, full_recompute=0,
+        grad_comm_bytes=2.0, weight_comm_bytes=2.0, activation_bytes=2.0, gpus_per_node=8,
+        intra_node_gb_per_s=H100_NVLINK, pcie_gb_per_s=63.0, inter_node_gb_per_s=IB_PER_GPU,
+    )  # fmt: skip
+    return layout_comm(**{**base, **changes})
+
+
+# --- (a) reduce dtype ---------------------------------------------------------------------------------
+
+
+def test_fp32_reduce_moves_twice_the_bytes_of_bf16():
+    # DDP over 8 NVLink GPUs, 8e9 gradients. bf16: 2 · 7/8 · 16e9 B = 28e9 B at 450 GB/s = 0.062222 s, plus
+    # ceil(16e9 / 25 MiB) = 611 buckets × (8.4 + 2 · 7 · 3.4) µs. fp32: 56e9 B = 0.124444 s and 1,221 buckets.
+    bf16, fp32 = _ddp(grad_comm_bytes=2.0), _ddp(grad_comm_bytes=4.0)
+    assert bf16.data_parallel_s == pytest.approx(28e9 / 450e9 + 611 * 56.0 * US, rel=1e-12)
+    assert fp32.data_parallel_s == pytest.approx(56e9 / 450e9 + 1221 * 56.0 * US, rel=1e-12)
+
+
+def test_reduce_dtype_rule():
+    # auto (0): fp32 with an fp32 master copy (bf16 mixed), else the gradients' dtype (pure bf16: 2 B).
+    assert collectives.reduce_bytes(0.0, 4.0, 2.0) == 4.0
+    assert collectives.reduce_bytes(0.0, 0.0, 2.0) == 2.0
+    assert (
+        collectives.reduce_bytes(2.0, 4.0, 2.0) == 2.0
+    )  # bf16 asked for: FSDP MixedPrecision(reduce_dtype=bf16)
+    assert collectives.reduce_bytes(4.0, 0.0, 2.0) == 4.0
+
+
+def test_reduce_dtype_reaches_the_estimate():
+    cats = default_catalogs()
+    base = Scenario(model="Llama 3.1 8B", n_gpus=16, zero_stage=0, precision="bf16_pure")
+    auto = estimate(base, cats)  # pure bf16: the auto rule reduces in bf16
+    fp32 = estimate(base.updated(reduce_dtype="fp32"), cats)
+    bf16 = estimate(base.updated(reduce_dtype="bf16"), cats)
+    assert bf16.comm_time_s == pytest.approx(auto.comm_time_s, rel=1e-12)
+    # Twice the bytes (and twice the buckets): the DDP all-reduce costs between 1.9 and 2.0 times as much.
+    assert 1.9 < fp32.comm_time_s / auto.comm_time_s <= 2.0 + 1e-9
+    assert fp32.step_time_s >= auto.step_time_s
+
+
+def test_reduce_dtype_rejects_other_names():
+    with pytest.raises(ValidationError, match="reduce_dtype"):
+        Scenario(reduce_dtype="fp64")
+
+
+def test_case_file_reduce_dtype_column():
+    row = dict.fromkeys(CASE_FILE_COLUMNS, "")
+    row.update(case_id="x", category="throughput", measured_unit="tokens_per_s_per_gpu", measured_value="1")
+    assert row_problems({**row, "reduce_dtype": "FP32"}) == []
+    assert row_problems(row) == []  # the column is optional: blank or absent = auto
+    problems = row_problems({**row, "reduce_dtype": "int8"})
+    assert problems and problems[0][0] == "reduce_dtype" and "fp32" in problems[0][1]
+
+
+def test_app_offers_every_reduce_dtype():
+    from ui.training_setup import REDUCE_DTYPE_LABELS
+
+    assert tuple(REDUCE_DTYPE_LABELS) == get_args(ReduceDtype)
+
+
+# --- (c) latency ----------------------------------------------------------------------------------------
+
+
+def test_zero3_latency_80_layers():
+    # ZeRO-3 over 8 NVLink GPUs, 80 layers, one micro-batch: a forward gather, a backward gather and a
+    # reduce-scatter per layer = 240 one-phase rings of 8.4 + 7 · 3.4 = 32.2 µs = 7.728 ms.
+    _, dp_s = collectives.layout_latency_s(
+        tp=1, pp=1, cp=1, dp=8, shard_ranks=8, zero_stage=3, grad_accum=1, n_layers_per_stage=80,
+        full_recompute=0, n_buckets=1, gpus_per_node=8, nvlink=1,
+    )  # fmt: skip
+    assert dp_s == pytest.approx(240 * 32.2 * US, rel=1e-12)
+
+
+def test_tensor_parallel_latency_80_layers():
+    # TP 8 in one node, 80 layers, 2 micro-batches: (2 forward + 2 backward) × 80 × 2 = 640 all-reduces of
+    # 8.4 + 2 · 7 · 3.4 = 56 µs = 35.84 ms; no DP group (dp 1), no pipeline.
+    pipelined_s, dp_s = collectives.layout_latency_s(
+        tp=8, pp=1, cp=1, dp=1, shard_ranks=1, zero_stage=0, grad_accum=2, n_layers_per_stage=80,
+        full_recompute=0, n_buckets=1, gpus_per_node=8, nvlink=1,
+    )  # fmt: skip
+    assert pipelined_s == pytest.approx(640 * 56.0 * US, rel=1e-12)
+    assert dp_s == 0.0
+
+
+def test_ring_latency_across_nodes():
+    # 16 ranks on 2 nodes, one phase: 15 steps, 1 of them over the network: 8.4 + 14 · 3.4 + 9.6 = 65.6 µs.
+    assert collectives.ring_latency_s(16, 16, 8, 1, 1) == pytest.approx(65.6 * US, rel=1e-12)
+    # PCIe-only node, 4 ranks, all-reduce: 8.4 + 2 · 3 · 5.7 = 42.6 µs; one rank: no collective.
+    assert collectives.ring_latency_s(4, 4, 8, 2, 0) == pytest.approx(42.6 * US, rel=1e-12)
+    assert collectives.ring_latency_s(1, 1, 8, 2, 1) == 0.0
+
+
+def test_pipeline_sends_pay_latency_per_micro_batch():
+    # pp 2 in one node, 8 micro-batches: 2 sends per micro-batch, each 8.4 + 3.4 = 11.8 µs: 16 × 11.8 µs.
+    pipelined_s, _ = collectives.layout_latency_s(
+        tp=1, pp=2, cp=1, dp=1, shard_ranks=1, zero_stage=0, grad_accum=8, n_layers_per_stage=16,
+        full_recompute=0, n_buckets=1, gpus_per_node=8, nvlink=1,
+    )  # fmt: skip
+    assert pipelined_s == pytest.approx(16 * 11.8 * US, rel=1e-12)
+
+
+# --- (b) compute-dependent overlap ------------------------------------------------------------------------
+
+
+def test_ddp_window_is_the_last_backward():
+    # DDP with 4 micro-batches: the sync hides behind the last one's backward, 2/3 · 1/4 of the compute; one of
+    # its 40 buckets is launched when the backward ends.
+    window, unhidden = collectives.data_parallel_window(0, 4, 40, 32, 0)
+    assert window == pytest.approx(2 / 3 / 4, rel=1e-12)
+    assert unhidden == pytest.approx(1 / 40, rel=1e-12)
+    # ZeRO-3 prefetches behind all compute; 2 of each micro-batch's 3 · 80 collectives have no layer beside them.
+    window, unhidden = collectives.data_parallel_window(3, 4, 40, 80, 0)
+    assert (window, unhidden) == (1.0, pytest.approx(2 / 240, rel=1e-12))
+
+
+def test_tiny_micro_batch_cannot_hide_a_large_all_reduce():
+    # 1 s of DDP all-reduce in 40 buckets, overlap 0.9, one micro-batch. Compute 0.3 s: the backward window is
+    # 0.2 s, 0.9 · 0.2 = 0.18 s hides, 0.82 s stays exposed. Compute 10 s: window 6.67 s, all but the last
+    # bucket hides: 1 − 0.975 = 0.025 s exposed.
+    window, unhidden = collectives.data_parallel_window(0, 1, 40, 32, 0)
+    _, tiny = timing.exposed_parts_s(0.3, 0.0, 1.0, 0.9, window, unhidden)
+    _, large = timing.exposed_parts_s(10.0, 0.0, 1.0, 0.9, window, unhidden)
+    assert tiny == pytest.approx(1.0 - 0.9 * 0.2, rel=1e-12)
+    assert large == pytest.approx(1.0 / 40, rel=1e-12)
+
+
+@given(
+    compute_s=st.floats(0.0, 100),
+    extra_s=st.floats(0.0, 100),
+    pipelined=st.floats(0, 50),
+    data_parallel=st.floats(0, 50),
+    overlap=st.floats(0, 1),
+    window=st.floats(0.01, 1),
+    unhidden=st.floats(0, 1),
+)
+@example(compute_s=1.0, extra_s=1.0, pipelined=1.0, data_parallel=1.0, overlap=1.0, window=1.0, unhidden=0.0)
+def test_more_compute_never_exposes_more_comm(
+    compute_s, extra_s, pipelined, data_parallel, overlap, window, unhidden
+):
+    def exposed(c):
+        return sum(timing.exposed_parts_s(c, pipelined, data_parallel, overlap, window, unhidden))
+
+    more = exposed(compute_s + extra_s)
+    assert more <= exposed(compute_s) + 1e-9
+    assert 0.0 <= more <= pipelined + data_parallel + 1e-9
+    # and compute hides traffic only once: at most overlap × compute disappears
+    assert pipelined + data_parallel - more <= overlap * (compute_s + extra_s) + 1e-9
+
+
+@given(
+    compute_s=st.floats(0.01, 100),
+    pipelined=st.floats(0, 50),
+    data_parallel=st.floats(0, 50),
+    bubble=st.floats(0, 0.9),
+    overlap=st.floats(0, 0.99),
+    window=st.floats(0.01, 1),
+    unhidden=st.floats(0, 1),
+)
+def test_compute_from_step_inverts_the_windowed_step(
+    compute_s, pipelined, data_parallel, bubble, overlap, window, unhidden
+):
+    parts = (pipelined, data_parallel, bubble, overlap, window, unhidden)
+    step = timing.step_time_s(compute_s, *parts)
+    assert timing.compute_time_from_step_s(step, *parts) == pytest.approx(compute_s, rel=1e-6)
+
+
+def test_accumulating_hides_less_of_the_sync():
+    # End to end: 8B, ZeRO-1 over 4 nodes, 16 sequences of 4,096 tokens per step, either 4 micro-batches of 1
+    # or 1 of 4: the same FLOPs and the same gradient bytes, but the sync hides behind the last micro-batch only,
+    # a quarter of the compute when accumulating, all of it otherwise.
+    cats = default_catalogs()
+    base = Scenario(model="Llama 3.1 8B", n_gpus=32, zero_stage=1, seq_len=4096, tokens_per_example=4096)
+    accumulating = estimate(base.updated(micro_batch=1, grad_accum=4), cats)
+    one_pass = estimate(base.updated(micro_batch=4, grad_accum=1), cats)
+    assert accumulating.comm_time_s == pytest.approx(one_pass.comm_time_s, rel=1e-9)
+    assert accumulating.step_time_s > one_pass.step_time_s * 1.01

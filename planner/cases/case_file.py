@@ -158,8 +158,8 @@ def row_problems(row: Mapping[str, str]) -> list[tuple[str, str]]:
         problems.append(("measured_unit", f"{row['measured_unit']!r} is not a known unit"))
     reduce_dtype = row.get(REDUCE_DTYPE_COLUMN, "").lower()
     if reduce_dtype not in ("", *get_args(ReduceDtype)):
-        allowed = ", ".join(get_args(ReduceDtype))
-        problems.append((REDUCE_DTYPE_COLUMN, f"{reduce_dtype!r} is not one of {allowed} (or empty = auto)"))
+        dtypes = ", ".join(get_args(ReduceDtype))
+        problems.append((REDUCE_DTYPE_COLUMN, f"{reduce_dtype!r} is not one of {dtypes} (or empty = auto)"))
     for column in NUMERIC_COLUMNS:
         text = row[column]
         if column == "measured_value" and not text:

@@ -204,3 +204,14 @@ def test_accumulating_hides_less_of_the_sync():
     one_pass = estimate(base.updated(micro_batch=4, grad_accum=1), cats)
     assert accumulating.comm_time_s == pytest.approx(one_pass.comm_time_s, rel=1e-9)
     assert accumulating.step_time_s > one_pass.step_time_s * 1.01
+
+
+def test_reduce_dtype_travels_in_share_links_and_cli():
+    from planner.cli.cli_args import flag_name
+    from planner.inputs.query import scenario_from_query, scenario_to_query
+
+    chosen = Scenario(reduce_dtype="fp32")
+    assert scenario_to_query(chosen)["reduce_dtype"] == "fp32"
+    back, notices = scenario_from_query(scenario_to_query(chosen))
+    assert back.reduce_dtype == "fp32" and notices == []
+    assert flag_name("reduce_dtype") == "--reduce-dtype"

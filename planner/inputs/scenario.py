@@ -213,8 +213,7 @@ class Scenario(BaseModel):
     # --- MoE load imbalance (issue 14 item 1): range and reason in planner/inputs/moe_inputs.py -----------
     moe_capacity_factor: float = moe.field_of("moe_capacity_factor")
     # --- communication as frameworks do it (issue 14 item 6) ---
-    # FSDP MixedPrecision(reduce_dtype), Megatron --accumulate-allreduce-grads-in-fp32 (grad_reduce_in_fp32),
-    # DeepSpeed "communication_data_type"; "auto" is planner.formulas.collectives.reduce_bytes's rule.
+    # FSDP MixedPrecision(reduce_dtype), Megatron grad_reduce_in_fp32, DeepSpeed communication_data_type
     reduce_dtype: ReduceDtype = Field("auto", description="dtype of the gradient reduction; auto = by recipe")
 
     @model_validator(mode="before")

@@ -121,6 +121,7 @@ class LayoutColumns:
     moe_capacity_factor: Column = 1.0  # the busiest expert-parallel rank's load over the average
     # communication as frameworks do it (issue 14 item 6): bytes per gradient element reduced, 0 = auto
     reduce_bytes_per_param: Column = 0.0
+    overlap_windows: Column = 0.0  # flag: overlap_model "windows" (data-parallel sync behind its window only)
 
 
 @dataclass(frozen=True)

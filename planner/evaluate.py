@@ -97,11 +97,16 @@ def _step_comm(c: Columns) -> comm.StepComm:
         inter_node_gb_per_s=lay.inter_node_gb_per_s,
         n_virtual_stages=lay.n_virtual_stages,
         moe=moe_layout(c),
+        overlap_windows=lay.overlap_windows,
     )
     # No shape: the in-pipeline traffic and ZeRO's per-layer unhidden share are unknown, so left out.
-    unhidden = np.where((lay.zero_stage >= 1) & (m.has_shape == 0), 0.0, step.data_parallel_unhidden_frac)
     pipelined = np.where(m.has_shape > 0, step.pipelined_s, 0.0)
-    return comm.StepComm(pipelined, step.data_parallel_s, step.data_parallel_window_frac, unhidden)
+    if not np.any(step.windows):
+        return comm.StepComm(pipelined, step.data_parallel_s)
+    unhidden = np.where((lay.zero_stage >= 1) & (m.has_shape == 0), 0.0, step.data_parallel_unhidden_frac)
+    return comm.StepComm(
+        pipelined, step.data_parallel_s, step.data_parallel_window_frac, unhidden, step.windows
+    )
 
 
 def _run(

@@ -10,7 +10,8 @@ import numpy as np
 from planner.columns import EnergyColumns, LayoutColumns, ModelColumns, RecipeColumns, WorkloadColumns
 from planner.formulas.recipes import PAGED_OPTIMIZERS, Method, Recompute, recipe_bytes_per_param
 from planner.formulas.units import GIB_BYTES, SECONDS_PER_MINUTE
-from planner.inputs.scenario import REDUCE_DTYPE_BYTES, Scenario
+from planner.inputs.comm_inputs import REDUCE_DTYPE_BYTES
+from planner.inputs.scenario import Scenario
 from planner.model.architecture import (
     ParamCounts,
     count_params,
@@ -136,6 +137,7 @@ def layout_columns(s: Scenario) -> LayoutColumns:
         ep=float(s.ep),
         moe_capacity_factor=s.moe_capacity_factor,
         reduce_bytes_per_param=REDUCE_DTYPE_BYTES[s.reduce_dtype],
+        overlap_windows=float(s.overlap_model == "windows"),
     )
 
 

@@ -17,12 +17,15 @@ from planner import Scenario
 from planner.cases.case_file import CASE_FILE_COLUMNS, row_problems
 from planner.catalogue.catalog import default_catalogs
 from planner.estimate import estimate
+from planner.evaluate import _step_comm
 from planner.formulas import collectives, timing
 from planner.formulas.comm import layout_comm
-from planner.inputs.scenario import ReduceDtype
+from planner.inputs.scenario import OverlapModel, ReduceDtype
+from planner.resolve import resolve
 from tests.test_comm import H100_NVLINK, IB_PER_GPU
 
 US = 1e-6
+WINDOWS = 1.0  # the overlap_model "windows" flag of `timing.exposed_parts_s` (the default 0 is "constant")
 
 
 def _ddp(**changes):
@@ -82,10 +85,20 @@ def test_case_file_reduce_dtype_column():
     assert problems and problems[0][0] == "reduce_dtype" and "fp32" in problems[0][1]
 
 
-def test_app_offers_every_reduce_dtype():
-    from ui.training_setup import REDUCE_DTYPE_LABELS
+def test_case_file_overlap_model_column():
+    # Optional like reduce_dtype: blank or absent = constant; a wrong word names the column and the choices.
+    row = dict.fromkeys(CASE_FILE_COLUMNS, "")
+    row.update(case_id="x", category="throughput", measured_unit="tokens_per_s_per_gpu", measured_value="1")
+    assert row_problems({**row, "overlap_model": "Windows"}) == []
+    problems = row_problems({**row, "overlap_model": "buckets"})
+    assert problems == [("overlap_model", "'buckets' is not one of constant, windows (or empty = constant)")]
+
+
+def test_app_offers_every_reduce_dtype_and_overlap_model():
+    from ui.training_setup import OVERLAP_MODEL_LABELS, REDUCE_DTYPE_LABELS
 
     assert tuple(REDUCE_DTYPE_LABELS) == get_args(ReduceDtype)
+    assert tuple(OVERLAP_MODEL_LABELS) == get_args(OverlapModel)
 
 
 # --- (c) latency ----------------------------------------------------------------------------------------
@@ -148,8 +161,8 @@ def test_tiny_micro_batch_cannot_hide_a_large_all_reduce():
     # 0.2 s, 0.9 · 0.2 = 0.18 s hides, 0.82 s stays exposed. Compute 10 s: window 6.67 s, all but the last
     # bucket hides: 1 − 0.975 = 0.025 s exposed.
     window, unhidden = collectives.data_parallel_window(0, 1, 40, 32, 0)
-    _, tiny = timing.exposed_parts_s(0.3, 0.0, 1.0, 0.9, window, unhidden)
-    _, large = timing.exposed_parts_s(10.0, 0.0, 1.0, 0.9, window, unhidden)
+    _, tiny = timing.exposed_parts_s(0.3, 0.0, 1.0, 0.9, window, unhidden, WINDOWS)
+    _, large = timing.exposed_parts_s(10.0, 0.0, 1.0, 0.9, window, unhidden, WINDOWS)
     assert tiny == pytest.approx(1.0 - 0.9 * 0.2, rel=1e-12)
     assert large == pytest.approx(1.0 / 40, rel=1e-12)
 
@@ -168,7 +181,7 @@ def test_more_compute_never_exposes_more_comm(
     compute_s, extra_s, pipelined, data_parallel, overlap, window, unhidden
 ):
     def exposed(c):
-        return sum(timing.exposed_parts_s(c, pipelined, data_parallel, overlap, window, unhidden))
+        return sum(timing.exposed_parts_s(c, pipelined, data_parallel, overlap, window, unhidden, WINDOWS))
 
     more = exposed(compute_s + extra_s)
     assert more <= exposed(compute_s) + 1e-9
@@ -189,7 +202,7 @@ def test_more_compute_never_exposes_more_comm(
 def test_compute_from_step_inverts_the_windowed_step(
     compute_s, pipelined, data_parallel, bubble, overlap, window, unhidden
 ):
-    parts = (pipelined, data_parallel, bubble, overlap, window, unhidden)
+    parts = (pipelined, data_parallel, bubble, overlap, window, unhidden, WINDOWS)
     step = timing.step_time_s(compute_s, *parts)
     assert timing.compute_time_from_step_s(step, *parts) == pytest.approx(compute_s, rel=1e-6)
 
@@ -197,21 +210,114 @@ def test_compute_from_step_inverts_the_windowed_step(
 def test_accumulating_hides_less_of_the_sync():
     # End to end: 8B, ZeRO-1 over 4 nodes, 16 sequences of 4,096 tokens per step, either 4 micro-batches of 1
     # or 1 of 4: the same FLOPs and the same gradient bytes, but the sync hides behind the last micro-batch only,
-    # a quarter of the compute when accumulating, all of it otherwise.
+    # a quarter of the compute when accumulating, all of it otherwise (overlap_model "windows").
     cats = default_catalogs()
-    base = Scenario(model="Llama 3.1 8B", n_gpus=32, zero_stage=1, seq_len=4096, tokens_per_example=4096)
+    base = Scenario(
+        model="Llama 3.1 8B",
+        n_gpus=32,
+        zero_stage=1,
+        seq_len=4096,
+        tokens_per_example=4096,
+        overlap_model="windows",
+    )
     accumulating = estimate(base.updated(micro_batch=1, grad_accum=4), cats)
     one_pass = estimate(base.updated(micro_batch=4, grad_accum=1), cats)
     assert accumulating.comm_time_s == pytest.approx(one_pass.comm_time_s, rel=1e-9)
     assert accumulating.step_time_s > one_pass.step_time_s * 1.01
+    # The default constant overlap hides the same share whatever the split: the two steps are equal (only the
+    # tensor-free DDP/ZeRO-1 latency counts per step, not per micro-batch, so nothing else differs).
+    constant = [
+        estimate(s.updated(overlap_model="constant"), cats)
+        for s in (base.updated(micro_batch=1, grad_accum=4), base.updated(micro_batch=4, grad_accum=1))
+    ]
+    assert constant[0].step_time_s == pytest.approx(constant[1].step_time_s, rel=1e-9)
 
 
-def test_reduce_dtype_travels_in_share_links_and_cli():
+def test_reduce_dtype_and_overlap_model_travel_in_share_links_and_cli():
     from planner.cli.cli_args import flag_name
     from planner.inputs.query import scenario_from_query, scenario_to_query
 
-    chosen = Scenario(reduce_dtype="fp32")
-    assert scenario_to_query(chosen)["reduce_dtype"] == "fp32"
-    back, notices = scenario_from_query(scenario_to_query(chosen))
-    assert back.reduce_dtype == "fp32" and notices == []
+    chosen = Scenario(reduce_dtype="fp32", overlap_model="windows")
+    query = scenario_to_query(chosen)
+    assert query["reduce_dtype"] == "fp32" and query["overlap_model"] == "windows"
+    back, notices = scenario_from_query(query)
+    assert (back.reduce_dtype, back.overlap_model, notices) == ("fp32", "windows", [])
     assert flag_name("reduce_dtype") == "--reduce-dtype"
+    assert flag_name("overlap_model") == "--overlap-model"
+
+
+# --- overlap_model "constant" (the default) is the overlap the planner had before item 6 ----------------------
+
+
+def _main_step_s(compute_s, pipelined_s, data_parallel_s, bubble_frac, overlap_frac):
+    """The step as main computed it before item 6, written out: overlap × min(compute, all traffic) hides, taken
+    from the in-pipeline traffic first; step = (compute + exposed in-pipeline) / (1 − bubble) + exposed sync."""
+    total = pipelined_s + data_parallel_s
+    exposed_total = total - overlap_frac * min(compute_s, total)
+    exposed_pipelined = pipelined_s - overlap_frac * min(compute_s, pipelined_s)
+    return (compute_s + exposed_pipelined) / (1.0 - bubble_frac) + (exposed_total - exposed_pipelined)
+
+
+@pytest.mark.parametrize(
+    ("compute_s", "pipelined_s", "data_parallel_s", "bubble_frac", "overlap_frac"),
+    [
+        (10.0, 2.0, 4.0, 0.1, 0.5),  # the toy of tests/test_compute.py: (10 + 1) / 0.9 + 2 = 14.2222 s
+        (1.0, 1.0, 1.0, 0.0, 1.0),  # traffic longer than compute: max(compute, traffic) = 2 s
+        (3.0, 0.0, 5.0, 0.0, 0.9),  # DDP only, sync longer than compute: 5 − 0.9 · 3 + 3 = 5.3 s
+        (8.0, 9.0, 1.0, 0.25, 0.9),  # in-pipeline traffic alone exceeds the compute: none of the sync hides
+    ],
+)
+def test_constant_overlap_is_the_step_before_item_6(
+    compute_s, pipelined_s, data_parallel_s, bubble_frac, overlap_frac
+):
+    parts = (pipelined_s, data_parallel_s, bubble_frac, overlap_frac)
+    expected = _main_step_s(compute_s, *parts)
+    assert timing.step_time_s(compute_s, *parts) == pytest.approx(expected, rel=1e-12)
+    # A window and an unhidden share are ignored unless the windows model is chosen.
+    assert timing.step_time_s(compute_s, *parts, 0.05, 0.5, 0.0) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        dict(n_gpus=16, zero_stage=0, micro_batch=1, grad_accum=8),  # DDP over 2 nodes, 8 micro-batches
+        dict(n_gpus=64, zero_stage=1, tp=4, pp=2, micro_batch=1, grad_accum=16),  # Megatron-style 3-D layout
+        dict(n_gpus=32, zero_stage=3, micro_batch=2, grad_accum=4),  # FSDP over 4 nodes
+        dict(n_gpus=8, zero_stage=2, micro_batch=4, grad_accum=2),  # ZeRO-2 in one node
+    ],
+)
+def test_constant_overlap_estimates_the_step_as_before_item_6(layout):
+    # End to end, from the estimate's own figures: at overlap 0 nothing hides, so step0 = (C + P)/(1 − b) + D
+    # gives the compute C = (step0 − D)(1 − b) − P; at the default 0.9 the constant model's step must equal
+    # main's written-out step from C, P, D and b. Under the windows model an accumulating DDP/ZeRO-1 sync hides
+    # only behind the last micro-batch's backward (2/3 · 1/8 or 1/16 of the compute): a longer step.
+    cats = default_catalogs()
+    scenario = Scenario(model="Llama 3.1 70B", seq_len=4096, tokens_per_example=4096, **layout)
+    assert scenario.overlap_model == "constant"
+    traffic = _step_comm(resolve(scenario, cats).columns)
+    pipelined_s, data_parallel_s = float(traffic.pipelined_s), float(traffic.data_parallel_s)
+    assert pipelined_s + data_parallel_s > 0.0
+    hidden_nothing = estimate(scenario.updated(overlap_frac=0.0), cats)
+    bubble = hidden_nothing.bubble_frac
+    compute_s = (hidden_nothing.step_time_s - data_parallel_s) * (1.0 - bubble) - pipelined_s
+    assert compute_s > 0.0
+    constant = estimate(scenario, cats)
+    assert constant.step_time_s == pytest.approx(
+        _main_step_s(compute_s, pipelined_s, data_parallel_s, bubble, 0.9), rel=1e-9
+    )
+    windows = estimate(scenario.updated(overlap_model="windows"), cats)
+    if layout["zero_stage"] <= 1:
+        assert windows.step_time_s > constant.step_time_s * 1.001
+
+
+def test_case_row_states_its_overlap_model():
+    # A calibration row read with the optional column set: the scenario carries it; blank = constant.
+    from planner.cases.case_file import default_case_file, load_case_file
+    from planner.cases.case_gpu import GpuMatcher
+    from planner.cases.case_row import case_scenario
+
+    cats = default_catalogs()
+    row = next(r for r in load_case_file(default_case_file()) if r["category"] == "throughput")
+    made = [case_scenario({**row, "overlap_model": text}, cats, GpuMatcher(cats)) for text in ("", "windows")]
+    assert not any(isinstance(m, str) for m in made)
+    assert [m[0].overlap_model for m in made] == ["constant", "windows"]  # type: ignore[index]

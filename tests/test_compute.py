@@ -171,11 +171,15 @@ def test_compute_time_from_step_is_nan_when_comm_alone_is_longer():
 
 
 def test_step_time_toy():
-    # compute 10 s, TP 2 s and DP 4 s of traffic, overlap 0.5, 10 % bubble: TP hides 0.5 × min(10, 2) = 1 s;
-    # DP hides min(4, 0.5 × 10 window, 0.5 × 10 − 1 left) = 4 s (issue 14 item 6: min(comm, overlap × window)):
-    # (10 + 2 − 1) / 0.9 + 0 = 12.2222 s. Behind a window of a fifth of the compute only 0.5 × 2 = 1 s hides:
-    assert timing.step_time_s(10.0, 2.0, 4.0, 0.1, 0.5) == pytest.approx(11 / 0.9, rel=1e-12)
-    assert timing.step_time_s(10.0, 2.0, 4.0, 0.1, 0.5, 0.2) == pytest.approx(11 / 0.9 + 3, rel=1e-12)
+    # compute 10 s, TP 2 s and DP 4 s of traffic, half hidden, 10 % bubble:
+    # (10 + 2 − 1) / 0.9 + (4 − 2) = 12.2222 + 2 = 14.2222 s.
+    assert timing.step_time_s(10.0, 2.0, 4.0, 0.1, 0.5) == pytest.approx(11 / 0.9 + 2, rel=1e-12)
+    # overlap_model "windows" (issue 14 item 6): DP hides min(4, 0.5 × window, 0.5 × 10 − 1 left). Behind all
+    # the compute (window 1) all 4 s hide: 11 / 0.9; behind a fifth of it only 0.5 × 2 = 1 s: 11 / 0.9 + 3.
+    assert timing.step_time_s(10.0, 2.0, 4.0, 0.1, 0.5, 1.0, 0.0, 1.0) == pytest.approx(11 / 0.9, rel=1e-12)
+    assert timing.step_time_s(10.0, 2.0, 4.0, 0.1, 0.5, 0.2, 0.0, 1.0) == pytest.approx(
+        11 / 0.9 + 3, rel=1e-12
+    )
     # compute 1 s can hide only 1 s of the 2 s of traffic even at full overlap: step = max(1, 2) = 2 s.
     assert timing.step_time_s(1.0, 1.0, 1.0, 0.0, 1.0) == pytest.approx(2.0, rel=1e-12)
     # Half overlap: 0.5 s hidden, from the in-pipeline part first: 1 + 0.5 + 1 = 2.5 s.

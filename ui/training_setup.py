@@ -45,6 +45,11 @@ REDUCE_DTYPE_LABELS = {
     "bf16": "bf16",
     "fp16": "fp16",
 }
+OVERLAP_MODEL_LABEL = "Communication overlap model"
+OVERLAP_MODEL_LABELS = {
+    "constant": "constant share (published-consistent)",
+    "windows": "behind its compute window (needs the real micro-batch split)",
+}
 
 
 def setup_summary(s: Scenario, derived_seq_len: int | None) -> str:
@@ -191,6 +196,16 @@ def _sharding_inputs() -> None:
         help="The dtype the data-parallel gradient reduction moves: PyTorch FSDP MixedPrecision(reduce_dtype), "
         "Megatron --accumulate-allreduce-grads-in-fp32, DeepSpeed communication_data_type. fp32 moves twice "
         "the bytes of bf16.",
+    )
+    bound(
+        st.selectbox,
+        OVERLAP_MODEL_LABEL,
+        "overlap_model",
+        options=list(OVERLAP_MODEL_LABELS),
+        format_func=OVERLAP_MODEL_LABELS.get,
+        help="constant: the overlap share of all communication hides under all compute (what published runs "
+        "agree with). windows: the data-parallel sync hides only behind the compute beside it (DDP and ZeRO-1 "
+        "behind the last micro-batch's backward), so gradient accumulation exposes more of it.",
     )
     number_entry("Tensor parallel", "tp")
     number_entry("Pipeline parallel", "pp")

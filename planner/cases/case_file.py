@@ -16,7 +16,7 @@ from typing import Any, get_args
 
 from planner.catalogue.paths import bundled_data_dir
 from planner.inputs.bounded_read import Limit, ReadLimitError, read_limited
-from planner.inputs.scenario import ReduceDtype
+from planner.inputs.comm_inputs import OVERLAP_MODELS, ReduceDtype
 
 CATEGORIES = ("memory", "throughput", "time", "energy")
 # `validate --refit`: presets rebuilt without the scored row, or without every row of its source document. Kept
@@ -76,8 +76,14 @@ CASE_FILE_COLUMNS = (
 # Provenance text and the post-training columns: read as empty when a case file leaves the column out (case
 # files older than issue 16 keep working, DESIGN.md §4). Extra columns are allowed.
 OPTIONAL_COLUMNS = ("source", "url", "notes", *POST_COLUMNS)
-# An optional setting column beyond the reference header (issue 14 item 6): the gradient reduce dtype, empty = auto.
+# Optional setting columns beyond the reference header (issue 14 item 6), case-insensitive, empty = the default
+# (first value): the gradient reduce dtype and the overlap model (planner/inputs/comm_inputs.py).
 REDUCE_DTYPE_COLUMN = "reduce_dtype"
+OVERLAP_MODEL_COLUMN = "overlap_model"
+SETTING_COLUMNS: dict[str, tuple[str, ...]] = {
+    REDUCE_DTYPE_COLUMN: get_args(ReduceDtype),
+    OVERLAP_MODEL_COLUMN: OVERLAP_MODELS,
+}
 REQUIRED_COLUMNS = tuple(column for column in CASE_FILE_COLUMNS if column not in OPTIONAL_COLUMNS)
 # The shipped calibration file is 140 kB for 145 cases; 5 MB is some 5,000 cases, far more than any study holds.
 CASE_FILE = Limit("case file", 5_000_000, "the shipped calibration file is 140 kB for 145 cases")
@@ -156,10 +162,12 @@ def row_problems(row: Mapping[str, str]) -> list[tuple[str, str]]:
         problems.append(("category", f"{row['category']!r} is not one of {', '.join(CATEGORIES)}"))
     if row["measured_unit"] not in MEASURED_UNITS:
         problems.append(("measured_unit", f"{row['measured_unit']!r} is not a known unit"))
-    reduce_dtype = row.get(REDUCE_DTYPE_COLUMN, "").lower()
-    if reduce_dtype not in ("", *get_args(ReduceDtype)):
-        dtypes = ", ".join(get_args(ReduceDtype))
-        problems.append((REDUCE_DTYPE_COLUMN, f"{reduce_dtype!r} is not one of {dtypes} (or empty = auto)"))
+    for column, allowed in SETTING_COLUMNS.items():
+        text = row.get(column, "").lower()
+        if text not in ("", *allowed):
+            problems.append(
+                (column, f"{text!r} is not one of {', '.join(allowed)} (or empty = {allowed[0]})")
+            )
     for column in NUMERIC_COLUMNS:
         text = row[column]
         if column == "measured_value" and not text:

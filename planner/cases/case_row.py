@@ -26,7 +26,7 @@ from planner.cases.case_defaults import (
     inter_node_gb_per_s,
     note,
 )
-from planner.cases.case_file import REDUCE_DTYPE_COLUMN
+from planner.cases.case_file import SETTING_COLUMNS
 from planner.cases.case_gpu import GpuMatcher
 from planner.cases.case_shape import case_shape, catalogue_moe_shape
 from planner.catalogue.catalog import Catalogs, precision_problem, supported_precisions
@@ -277,5 +277,6 @@ def _scenario_fields(row: dict[str, str], notes: list[str], gpu_precisions: list
         "fused_cross_entropy": words.fused_cross_entropy(row),
         "overlap_frac": OVERLAP_FRAC,
         "dropout": bool(words.dropout_on(row.get("notes", ""))),  # off unless the notes state it
-        "reduce_dtype": row.get(REDUCE_DTYPE_COLUMN, "").lower() or "auto",  # optional column, empty = auto
+        # optional columns (reduce_dtype, overlap_model): empty = the default, the first allowed value
+        **{column: row.get(column, "").lower() or allowed[0] for column, allowed in SETTING_COLUMNS.items()},
     }

@@ -186,9 +186,11 @@ class StepComm:
     pipelined_s: Number  # tensor + context + pipeline point-to-point, inside the micro-batches
     data_parallel_s: Number  # gradient sync and ZeRO gathers, once per step
     # Share of the step's compute the data-parallel traffic runs beside, and the share of that traffic that
-    # cannot hide (`data_parallel_window`); the defaults let it hide behind all compute, all of it.
+    # cannot hide (`data_parallel_window`), used where `windows` is 1 (overlap_model "windows"); where it is 0
+    # (the default, "constant") all compute hides overlap × the traffic, as `planner.formulas.timing` says.
     data_parallel_window_frac: Number = 1.0
     data_parallel_unhidden_frac: Number = 0.0
+    windows: Number = 0.0
 
     @property
     def total_s(self) -> Number:

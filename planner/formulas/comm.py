@@ -243,6 +243,7 @@ def layout_comm(
     inter_node_gb_per_s: Number,
     n_virtual_stages: Number = 1,
     moe: MoeLayout | None = None,
+    overlap_windows: Number = 0.0,
 ) -> StepComm:
     """All communication of one optimizer step for a parallel layout, each group on the link it spans.
 
@@ -253,6 +254,9 @@ def layout_comm(
     each holding 1/ep of them). The MoE layers' all-to-all is not here: it sits on the critical path of every
     micro-batch and no compute hides it (`planner.formulas.moe`, composed by `planner.step_parts`). Sharded
     gathers and reduce-scatters run once per step under a pipeline (`planner.formulas.pipeline`).
+    each holding 1/ep of them) and every MoE layer adds its all-to-all (`planner.formulas.moe`) inside the
+    micro-batches. `overlap_windows` (the scenario's overlap_model "windows") adds where the data-parallel part
+    can hide (`planner.formulas.collectives.data_parallel_window`); without it all compute hides all traffic.
     """
     intra = intra_node_link_gb_per_s(intra_node_gb_per_s, pcie_gb_per_s)
 
@@ -292,9 +296,10 @@ def layout_comm(
         n_buckets=buckets, gpus_per_node=gpus_per_node, nvlink=intra_node_gb_per_s > 0,
         n_virtual_stages=n_virtual_stages,
     )  # fmt: skip
+    step = StepComm(as_number(pipelined + latency_pipelined), as_number(data_parallel + latency_dp))
+    if not np.any(overlap_windows):  # the default constant overlap: no windows to work out
+        return step
     window, unhidden = collectives.data_parallel_window(
         zero_stage, grad_accum, buckets, layers, full_recompute
     )
-    return StepComm(
-        as_number(pipelined + latency_pipelined), as_number(data_parallel + latency_dp), window, unhidden
-    )
+    return StepComm(step.pipelined_s, step.data_parallel_s, window, unhidden, as_number(overlap_windows))

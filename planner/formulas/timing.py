@@ -48,21 +48,28 @@ def exposed_parts_s(
     overlap_frac: Number,
     dp_window_frac: Number = 1.0,
     dp_unhidden_frac: Number = 0.0,
+    windows: Number = 0.0,
 ) -> tuple[Number, Number]:
     """(in-pipeline, data-parallel) communication left exposed once part of it hides under the compute.
 
     The in-pipeline traffic runs during the micro-batches: overlap × min(compute, traffic) of it hides
-    (`planner.formulas.comm.exposed_comm_s`). The data-parallel traffic hides only behind its window, the
-    `dp_window_frac` share of the compute that runs beside it, and never its `dp_unhidden_frac` share
+    (`planner.formulas.comm.exposed_comm_s`). The compute hides traffic only once. Where `windows` is 0 (the
+    scenario's overlap_model "constant", the default) overlap × min(compute, all traffic) hides in total, taken
+    from the in-pipeline traffic first because it runs during the micro-batches, the sync after them. Where it is
+    1 ("windows") the data-parallel traffic hides only behind its window, the `dp_window_frac` share of the
+    compute that runs beside it, and never its `dp_unhidden_frac` share
     (`planner.formulas.collectives.data_parallel_window`): min(hideable, overlap × window) of it hides, within
-    what the compute has left (it hides traffic only once, so at most overlap × compute hides in total).
+    what the compute has left (at most overlap × compute hides in total).
     """
     pipelined = exposed_comm_s(pipelined_comm_s, compute_s, overlap_frac)
+    constant = exposed_comm_s(pipelined_comm_s + data_parallel_comm_s, compute_s, overlap_frac) - pipelined
+    if not np.any(windows):
+        return pipelined, constant
     budget = overlap_frac * compute_s - (pipelined_comm_s - pipelined)
     hidden = hidden_data_parallel_s(
         data_parallel_comm_s, dp_unhidden_frac, dp_window_frac * compute_s, budget, overlap_frac
     )
-    return pipelined, data_parallel_comm_s - hidden
+    return pipelined, as_number(np.where(windows, data_parallel_comm_s - hidden, constant))
 
 
 def step_time_s(
@@ -73,6 +80,7 @@ def step_time_s(
     overlap_frac: Number,
     dp_window_frac: Number = 1.0,
     dp_unhidden_frac: Number = 0.0,
+    windows: Number = 0.0,
 ) -> Number:
     """One optimizer step: (compute + exposed in-pipeline comm) / (1 − bubble) + exposed data-parallel comm.
 
@@ -82,7 +90,13 @@ def step_time_s(
     (Narayanan et al. 2021, §2.2).
     """
     pipelined, data_parallel = exposed_parts_s(
-        compute_s, pipelined_comm_s, data_parallel_comm_s, overlap_frac, dp_window_frac, dp_unhidden_frac
+        compute_s,
+        pipelined_comm_s,
+        data_parallel_comm_s,
+        overlap_frac,
+        dp_window_frac,
+        dp_unhidden_frac,
+        windows,
     )
     return scheduled_step_s(compute_s, pipelined, data_parallel, bubble_frac)
 
@@ -102,6 +116,7 @@ def compute_time_from_step_s(
     overlap_frac: Number,
     dp_window_frac: Number = 1.0,
     dp_unhidden_frac: Number = 0.0,
+    windows: Number = 0.0,
 ) -> Number:
     """Inverse of `step_time_s`: the compute share of a measured step (for deriving efficiencies).
 
@@ -116,6 +131,7 @@ def compute_time_from_step_s(
         overlap_frac,
         dp_window_frac,
         dp_unhidden_frac,
+        windows,
     )
     step = np.asarray(step_s, dtype=float)
     low, high = np.zeros_like(step), step.copy()
@@ -184,7 +200,7 @@ def run_time(
     preset_compute = (
         compute_time_s(hardware_step, n_gpus, peak_flops_per_s, utilisation_frac) + memory_bound_s
     )
-    windows = (comm.data_parallel_window_frac, comm.data_parallel_unhidden_frac)
+    windows = (comm.data_parallel_window_frac, comm.data_parallel_unhidden_frac, comm.windows)
     pipelined, data_parallel = exposed_parts_s(
         preset_compute, comm.pipelined_s, comm.data_parallel_s, overlap_frac, *windows
     )

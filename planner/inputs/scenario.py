@@ -12,7 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from planner.errors import PlannerError, check_name
 from planner.inputs import moe_inputs as moe
+from planner.inputs import comm_inputs as ci
 from planner.inputs import post_training as pt
+from planner.inputs.comm_inputs import OverlapModel, ReduceDtype
 from planner.inputs.goodput_defaults import FAILURES_PER_GPU_HOUR, RESTART_MIN
 from planner.model.expert_split import check_expert_degree
 from planner.model.layer_split import check_interleaving
@@ -27,9 +29,6 @@ Recompute = Literal["none", "selective", "selective_op", "full"]
 LoraTargets = Literal["attention", "all_linear"]
 Pricing = Literal["on_demand", "spot", "commit_1y", "commit_3y"]
 EfficiencyBand = Literal["low", "typical", "high"]
-ReduceDtype = Literal["auto", "fp32", "bf16", "fp16"]
-# Bytes per gradient element each reduce dtype moves; "auto" (0) is decided by the recipe.
-REDUCE_DTYPE_BYTES = {"auto": 0.0, "fp32": 4.0, "bf16": 2.0, "fp16": 2.0}
 
 # FSDP sharding strategies are the ZeRO stages under other names (PyTorch FSDP docs, ShardingStrategy).
 FSDP_TO_ZERO: dict[str, tuple[int, bool]] = {
@@ -215,6 +214,9 @@ class Scenario(BaseModel):
     # --- communication as frameworks do it (issue 14 item 6) ---
     # FSDP MixedPrecision(reduce_dtype), Megatron grad_reduce_in_fp32, DeepSpeed communication_data_type
     reduce_dtype: ReduceDtype = Field("auto", description="dtype of the gradient reduction; auto = by recipe")
+    # --- communication as frameworks do it (issue 14 item 6): reasons in planner/inputs/comm_inputs.py ---
+    reduce_dtype: ReduceDtype = ci.field_of("reduce_dtype")
+    overlap_model: OverlapModel = ci.field_of("overlap_model")
 
     @model_validator(mode="before")
     @classmethod

@@ -84,6 +84,12 @@ def n_gradient_buckets(grad_payload_bytes: Number) -> Number:
     return as_number(np.maximum(np.ceil(grad_payload_bytes / DDP_BUCKET_BYTES), 1.0))
 
 
+# Sharded collectives per layer and step by ZeRO stage 0-3 (`data_parallel_collectives`): stage 1 = 2,
+# stage 2 = 1 + micro-batches, stage 3 = 3 × micro-batches; DDP (stage 0) has none, it all-reduces buckets.
+PER_LAYER_FIXED = np.array([0.0, 2.0, 1.0, 0.0])
+PER_LAYER_PER_MICRO_BATCH = np.array([0.0, 0.0, 1.0, 3.0])
+
+
 def data_parallel_collectives(
     zero_stage: Number, grad_accum: Number, n_buckets: Number, n_layers: Number
 ) -> tuple[Number, Number]:
@@ -95,9 +101,11 @@ def data_parallel_collectives(
     reduce-scatters every micro-batch; stage 3 per micro-batch a gather per layer for the forward, again for
     the backward, and a reduce-scatter.
     """
-    ddp = zero_stage == 0
-    per_layer = np.where(zero_stage >= 3, 3.0 * grad_accum, np.where(zero_stage == 2, grad_accum + 1.0, 2.0))
-    return as_number(ddp * n_buckets), as_number(np.where(ddp, 0.0, per_layer * n_layers))
+    stage = np.asarray(zero_stage).astype(np.intp)
+    # Per layer, by stage: a fixed count + a count per micro-batch (table lookups cost the plan search less than
+    # nested conditions over every row).
+    per_layer = PER_LAYER_FIXED[stage] + PER_LAYER_PER_MICRO_BATCH[stage] * grad_accum
+    return as_number((stage == 0) * n_buckets), as_number(per_layer * n_layers)
 
 
 def backward_share(full_recompute: Number) -> Number:
@@ -162,20 +170,28 @@ def layout_latency_s(
     over the `shard_ranks` of a hybrid shard. Left out: context-parallel ring steps, the expert all-to-alls and
     the cross-node replica all-reduce of a hybrid shard (far fewer, larger messages).
     """
+    # Written for the plan search, which runs this on every fitting row: each term is skipped where no row has
+    # it, and the DP group's one ring serves both the DDP all-reduces and (without a hybrid shard) ZeRO's.
     intra = intra_step_time_s(nvlink)
-    tp_count = (4.0 + 2.0 * full_recompute) * n_layers_per_stage * grad_accum
-    tensor = tp_count * (tp > 1) * (NCCL_BASE_LATENCY_S + 2.0 * ring_steps_s(tp, tp, gpus_per_node, intra))
-    crosses = 2.0 * tp * cp * dp > gpus_per_node  # two adjacent stages span 2·tp·cp·dp ranks
-    p2p = NCCL_BASE_LATENCY_S + np.where(crosses, NCCL_NETWORK_STEP_S, intra)
-    pipeline = (pp > 1) * (2.0 * n_virtual_stages * grad_accum) * p2p
-    all_reduces, sharded = data_parallel_collectives(zero_stage, grad_accum, n_buckets, n_layers_per_stage)
-    dp_steps = ring_steps_s(dp, tp * cp * dp, gpus_per_node, intra)
+    span = tp * cp * dp  # the DP group spans tp·cp·dp consecutive ranks
+    in_pipeline: Number = 0.0
+    if np.any(tp > 1):
+        tp_ring = NCCL_BASE_LATENCY_S + 2.0 * ring_steps_s(tp, tp, gpus_per_node, intra)
+        tp_count = (4.0 + 2.0 * full_recompute) * (n_layers_per_stage * grad_accum)
+        in_pipeline = (tp > 1) * tp_count * tp_ring
+    if np.any(pp > 1):
+        p2p = NCCL_BASE_LATENCY_S + np.where(2.0 * span > gpus_per_node, NCCL_NETWORK_STEP_S, intra)
+        in_pipeline = in_pipeline + (pp > 1) * (2.0 * n_virtual_stages * grad_accum) * p2p
+    dp_steps = ring_steps_s(dp, span, gpus_per_node, intra)
     # The sweep rarely shards within a node: the shard group is then the DP group (one latency, not two).
     shard_s = NCCL_BASE_LATENCY_S + dp_steps
     if np.any(shard_ranks != dp):  # a hybrid shard: its own, smaller group (none at all when it is one rank)
         shard_steps = ring_steps_s(shard_ranks, tp * cp * shard_ranks, gpus_per_node, intra)
         shard_s = (shard_ranks > 1) * (NCCL_BASE_LATENCY_S + shard_steps)
+    all_reduces, sharded = data_parallel_collectives(zero_stage, grad_accum, n_buckets, n_layers_per_stage)
+    # all_reduces is 0 for the sharded stages, sharded 0 for DDP: a sum of products, no conditions
     data_parallel = (dp > 1) * (all_reduces * (NCCL_BASE_LATENCY_S + 2.0 * dp_steps) + sharded * shard_s)
+    tensor, pipeline = in_pipeline, 0.0
     return as_number(tensor + pipeline), as_number(data_parallel)
 
 

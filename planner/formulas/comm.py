@@ -67,6 +67,8 @@ def seconds(n_bytes: Number, gb_per_s: Number) -> Number:
 
 def shard_group_ranks(dp: Number, tp_cp: Number, gpus_per_node: Number, hybrid_shard: Number) -> Number:
     """Ranks a ZeRO shard spans: all dp, or under a hybrid shard the replicas that fit in one node."""
+    if not np.any(hybrid_shard):  # the usual case, and most of a plan search: no per-row work
+        return dp
     return as_number(np.where(hybrid_shard, np.clip(np.floor(gpus_per_node / tp_cp), 1, dp), dp))
 
 

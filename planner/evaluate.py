@@ -101,12 +101,10 @@ def _step_comm(c: Columns) -> comm.StepComm:
     )
     # No shape: the in-pipeline traffic and ZeRO's per-layer unhidden share are unknown, so left out.
     pipelined = np.where(m.has_shape > 0, step.pipelined_s, 0.0)
-    if not np.any(step.windows):
-        return comm.StepComm(pipelined, step.data_parallel_s)
-    unhidden = np.where((lay.zero_stage >= 1) & (m.has_shape == 0), 0.0, step.data_parallel_unhidden_frac)
-    return comm.StepComm(
-        pipelined, step.data_parallel_s, step.data_parallel_window_frac, unhidden, step.windows
-    )
+    unhidden = step.data_parallel_unhidden_frac  # used only by the windows overlap model
+    if np.any(step.windows):
+        unhidden = np.where((lay.zero_stage >= 1) & (m.has_shape == 0), 0.0, unhidden)
+    return replace(step, pipelined_s=pipelined, data_parallel_unhidden_frac=unhidden)
 
 
 def _run(

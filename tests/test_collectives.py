@@ -20,7 +20,8 @@ from planner.estimate import estimate
 from planner.evaluate import _step_comm
 from planner.formulas import collectives, timing
 from planner.formulas.comm import layout_comm
-from planner.inputs.scenario import OverlapModel, ReduceDtype
+from planner.formulas.pipeline import data_parallel_rounds
+from planner.inputs.comm_inputs import OverlapModel, ReduceDtype
 from planner.resolve import resolve
 from tests.test_comm import H100_NVLINK, IB_PER_GPU
 
@@ -112,6 +113,19 @@ def test_zero3_latency_80_layers():
         full_recompute=0, n_buckets=1, gpus_per_node=8, nvlink=1,
     )  # fmt: skip
     assert dp_s == pytest.approx(240 * 32.2 * US, rel=1e-12)
+
+
+def test_zero3_latency_under_a_pipeline_is_once_per_step():
+    # ZeRO-3 with pp 2 keeps each stage's weights gathered across its 4 micro-batches (torchtitan's FSDP2 with
+    # pipelining, planner.formulas.pipeline.data_parallel_rounds: 1 gather, 1 reduce-scatter per step): 40
+    # layers per stage × 2 = 80 one-phase rings over 8 NVLink ranks of 32.2 µs = 2.576 ms (no pipeline: 3 × 4
+    # per layer, 480 rings).
+    rounds, gathers = data_parallel_rounds(2.0, 4.0)
+    _, dp_s = collectives.layout_latency_s(
+        tp=1, pp=2, cp=1, dp=8, shard_ranks=8, zero_stage=3, grad_accum=4, n_layers_per_stage=40,
+        full_recompute=0, n_buckets=1, gpus_per_node=8, nvlink=1, rounds=rounds, gathers=gathers,
+    )  # fmt: skip
+    assert dp_s == pytest.approx(80 * 32.2 * US, rel=1e-12)
 
 
 def test_tensor_parallel_latency_80_layers():

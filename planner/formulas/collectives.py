@@ -79,32 +79,42 @@ def intra_step_time_s(nvlink: Number) -> Number:
     return as_number(np.where(nvlink, NCCL_NVLINK_STEP_S, NCCL_PCIE_STEP_S))
 
 
+def shard_group_ranks(dp: Number, tp_cp: Number, gpus_per_node: Number, hybrid_shard: Number) -> Number:
+    """Ranks a ZeRO shard spans: all dp, or under a hybrid shard the replicas that fit in one node."""
+    if not np.any(hybrid_shard):  # the usual case, and most of a plan search: no per-row work
+        return dp
+    return as_number(np.where(hybrid_shard, np.clip(np.floor(gpus_per_node / tp_cp), 1, dp), dp))
+
+
 def n_gradient_buckets(grad_payload_bytes: Number) -> Number:
     """DDP-style gradient buckets of one reduction: ceil(payload / 25 MiB), at least one."""
     return as_number(np.maximum(np.ceil(grad_payload_bytes / DDP_BUCKET_BYTES), 1.0))
 
 
-# Sharded collectives per layer and step by ZeRO stage 0-3 (`data_parallel_collectives`): stage 1 = 2,
-# stage 2 = 1 + micro-batches, stage 3 = 3 × micro-batches; DDP (stage 0) has none, it all-reduces buckets.
+# Sharded collectives per layer and step by ZeRO stage 0-3 (`data_parallel_collectives`): a fixed count + one per
+# gradient reduce-scatter round + one per ZeRO-3 gather round. Stage 1: a reduce-scatter and a gather (2);
+# stage 2: rounds reduce-scatters + the gather after the step; stage 3: rounds + gathers. DDP has none.
 PER_LAYER_FIXED = np.array([0.0, 2.0, 1.0, 0.0])
-PER_LAYER_PER_MICRO_BATCH = np.array([0.0, 0.0, 1.0, 3.0])
+PER_LAYER_PER_ROUND = np.array([0.0, 0.0, 1.0, 1.0])
+PER_LAYER_PER_GATHER = np.array([0.0, 0.0, 0.0, 1.0])
 
 
 def data_parallel_collectives(
-    zero_stage: Number, grad_accum: Number, n_buckets: Number, n_layers: Number
+    zero_stage: Number, rounds: Number, gathers: Number, n_buckets: Number, n_layers: Number
 ) -> tuple[Number, Number]:
     """(all-reduces, all-gathers + reduce-scatters) the data-parallel group runs per optimizer step.
 
     Stage 0 (DDP): one all-reduce per 25 MiB bucket after the last micro-batch. Sharded stages reduce and gather
     per layer, as FSDP does per wrapped block (Megatron's distributed-optimizer buckets, at least 40 M
-    parameters, are of a layer's order): stage 1 a reduce-scatter and an all-gather per layer; stage 2 the
-    reduce-scatters every micro-batch; stage 3 per micro-batch a gather per layer for the forward, again for
-    the backward, and a reduce-scatter.
+    parameters, are of a layer's order). `rounds` and `gathers` are `planner.formulas.pipeline.
+    data_parallel_rounds`: without a pipeline m reduce-scatter rounds and 2·m ZeRO-3 gathers (before each
+    forward and backward), with one 1 and 1.
     """
     stage = np.asarray(zero_stage).astype(np.intp)
-    # Per layer, by stage: a fixed count + a count per micro-batch (table lookups cost the plan search less than
-    # nested conditions over every row).
-    per_layer = PER_LAYER_FIXED[stage] + PER_LAYER_PER_MICRO_BATCH[stage] * grad_accum
+    # table lookups cost the plan search less than nested conditions over every row
+    per_layer = (
+        PER_LAYER_FIXED[stage] + PER_LAYER_PER_ROUND[stage] * rounds + PER_LAYER_PER_GATHER[stage] * gathers
+    )
     return as_number((stage == 0) * n_buckets), as_number(per_layer * n_layers)
 
 
@@ -114,7 +124,13 @@ def backward_share(full_recompute: Number) -> Number:
 
 
 def data_parallel_window(
-    zero_stage: Number, grad_accum: Number, n_buckets: Number, n_layers: Number, full_recompute: Number
+    zero_stage: Number,
+    grad_accum: Number,
+    n_buckets: Number,
+    n_layers: Number,
+    full_recompute: Number,
+    rounds: Number | None = None,
+    gathers: Number | None = None,
 ) -> tuple[Number, Number]:
     """(window share of the step's compute, share of the traffic that cannot hide) for the data-parallel sync.
 
@@ -128,8 +144,10 @@ def data_parallel_window(
     last = 1.0 / grad_accum
     sharded = np.where(zero_stage == 2, backward + (1.0 - backward) * last, last)
     window = np.where(zero_stage >= 3, 1.0, np.where(zero_stage == 0, backward * last, sharded))
-    all_reduces, gathers = data_parallel_collectives(zero_stage, grad_accum, n_buckets, n_layers)
-    unhidden = np.where(zero_stage >= 3, 2.0 / (3.0 * n_layers), 1.0 / (all_reduces + gathers))
+    rounds = grad_accum if rounds is None else rounds  # `data_parallel_collectives`: no pipeline by default
+    gathers = 2.0 * grad_accum if gathers is None else gathers
+    all_reduces, sharded = data_parallel_collectives(zero_stage, rounds, gathers, n_buckets, n_layers)
+    unhidden = np.where(zero_stage >= 3, 2.0 / (3.0 * n_layers), 1.0 / (all_reduces + sharded))
     return as_number(window), as_number(np.minimum(unhidden, 1.0))
 
 
@@ -161,6 +179,8 @@ def layout_latency_s(
     gpus_per_node: Number,
     nvlink: Number,
     n_virtual_stages: Number = 1,
+    rounds: Number | None = None,
+    gathers: Number | None = None,
 ) -> tuple[Number, Number]:
     """(in-pipeline, data-parallel) collective latency per optimizer step, in seconds.
 
@@ -188,7 +208,11 @@ def layout_latency_s(
     if np.any(shard_ranks != dp):  # a hybrid shard: its own, smaller group (none at all when it is one rank)
         shard_steps = ring_steps_s(shard_ranks, tp * cp * shard_ranks, gpus_per_node, intra)
         shard_s = (shard_ranks > 1) * (NCCL_BASE_LATENCY_S + shard_steps)
-    all_reduces, sharded = data_parallel_collectives(zero_stage, grad_accum, n_buckets, n_layers_per_stage)
+    rounds = grad_accum if rounds is None else rounds  # `data_parallel_collectives`: no pipeline by default
+    gathers = 2.0 * grad_accum if gathers is None else gathers
+    all_reduces, sharded = data_parallel_collectives(
+        zero_stage, rounds, gathers, n_buckets, n_layers_per_stage
+    )
     # all_reduces is 0 for the sharded stages, sharded 0 for DDP: a sum of products, no conditions
     data_parallel = (dp > 1) * (all_reduces * (NCCL_BASE_LATENCY_S + 2.0 * dp_steps) + sharded * shard_s)
     tensor, pipeline = in_pipeline, 0.0

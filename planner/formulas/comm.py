@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.formulas import collectives
-from planner.formulas.collectives import StepComm
+from planner.formulas.collectives import StepComm, shard_group_ranks
 from planner.formulas.compute import Number, as_number
 from planner.formulas.pipeline import data_parallel_rounds
 
@@ -63,13 +63,6 @@ def ring_all_gather_bytes(n_ranks: Number, payload_bytes: Number) -> Number:
 
 def seconds(n_bytes: Number, gb_per_s: Number) -> Number:
     return n_bytes / (gb_per_s * BYTES_PER_GB)
-
-
-def shard_group_ranks(dp: Number, tp_cp: Number, gpus_per_node: Number, hybrid_shard: Number) -> Number:
-    """Ranks a ZeRO shard spans: all dp, or under a hybrid shard the replicas that fit in one node."""
-    if not np.any(hybrid_shard):  # the usual case, and most of a plan search: no per-row work
-        return dp
-    return as_number(np.where(hybrid_shard, np.clip(np.floor(gpus_per_node / tp_cp), 1, dp), dp))
 
 
 def data_parallel_comm_s(
@@ -256,8 +249,7 @@ def layout_comm(
     each holding 1/ep of them). The MoE layers' all-to-all is not here: it sits on the critical path of every
     micro-batch and no compute hides it (`planner.formulas.moe`, composed by `planner.step_parts`). Sharded
     gathers and reduce-scatters run once per step under a pipeline (`planner.formulas.pipeline`).
-    each holding 1/ep of them) and every MoE layer adds its all-to-all (`planner.formulas.moe`) inside the
-    micro-batches. `overlap_windows` (the scenario's overlap_model "windows") adds where the data-parallel part
+    `overlap_windows` (the scenario's overlap_model "windows") adds where the data-parallel part
     can hide (`planner.formulas.collectives.data_parallel_window`); without it all compute hides all traffic.
     """
     intra = intra_node_link_gb_per_s(intra_node_gb_per_s, pcie_gb_per_s)
@@ -296,12 +288,12 @@ def layout_comm(
         tp=tp, pp=pp, cp=cp, dp=dp, shard_ranks=shard_group_ranks(dp, tp * cp, gpus_per_node, hybrid_shard),
         zero_stage=zero_stage, grad_accum=grad_accum, n_layers_per_stage=layers, full_recompute=full_recompute,
         n_buckets=buckets, gpus_per_node=gpus_per_node, nvlink=intra_node_gb_per_s > 0,
-        n_virtual_stages=n_virtual_stages,
+        n_virtual_stages=n_virtual_stages, rounds=rounds, gathers=gathers,
     )  # fmt: skip
     step = StepComm(as_number(pipelined + latency_pipelined), as_number(data_parallel + latency_dp))
     if not np.any(overlap_windows):  # the default constant overlap: no windows to work out
         return step
     window, unhidden = collectives.data_parallel_window(
-        zero_stage, grad_accum, buckets, layers, full_recompute
+        zero_stage, grad_accum, buckets, layers, full_recompute, rounds, gathers
     )
     return StepComm(step.pipelined_s, step.data_parallel_s, window, unhidden, as_number(overlap_windows))

@@ -11,10 +11,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from planner.errors import PlannerError, check_name
-from planner.inputs import moe_inputs as moe
 from planner.inputs import comm_inputs as ci
+from planner.inputs import moe_inputs as moe
 from planner.inputs import post_training as pt
-from planner.inputs.comm_inputs import OverlapModel, ReduceDtype
 from planner.inputs.goodput_defaults import FAILURES_PER_GPU_HOUR, RESTART_MIN
 from planner.model.expert_split import check_expert_degree
 from planner.model.layer_split import check_interleaving
@@ -211,12 +210,8 @@ class Scenario(BaseModel):
     value_model: str = pt.field_of("value_model")
     # --- MoE load imbalance (issue 14 item 1): range and reason in planner/inputs/moe_inputs.py -----------
     moe_capacity_factor: float = moe.field_of("moe_capacity_factor")
-    # --- communication as frameworks do it (issue 14 item 6) ---
-    # FSDP MixedPrecision(reduce_dtype), Megatron grad_reduce_in_fp32, DeepSpeed communication_data_type
-    reduce_dtype: ReduceDtype = Field("auto", description="dtype of the gradient reduction; auto = by recipe")
-    # --- communication as frameworks do it (issue 14 item 6): reasons in planner/inputs/comm_inputs.py ---
-    reduce_dtype: ReduceDtype = ci.field_of("reduce_dtype")
-    overlap_model: OverlapModel = ci.field_of("overlap_model")
+    reduce_dtype: ci.ReduceDtype = ci.field_of("reduce_dtype")  # --- comm (issue 14 item 6): comm_inputs
+    overlap_model: ci.OverlapModel = ci.field_of("overlap_model")
 
     @model_validator(mode="before")
     @classmethod

@@ -69,7 +69,7 @@ def _allowed_power_limit(s: Scenario) -> tuple[Scenario, list[str]]:
     refused = _power_limit_problem(s)
     if refused is None:
         return s, []
-    notice = refused.describe("Ignored power limit")
+    notice = refused.describe("Ignored power limit ('power_limit_w')")  # the key too, as every link notice
     return s.updated(power_limit_w=None), [f"{notice}; the plan uses the catalogue's limit"]
 
 

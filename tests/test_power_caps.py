@@ -227,7 +227,9 @@ def test_a_share_link_with_a_limit_the_gpu_cannot_take_keeps_the_gpu_and_drops_t
     kept = at.session_state[SCENARIO_KEY]
     assert (kept.gpu, kept.power_limit_w) == ("A100 80GB SXM", None)
     told = [w.value for w in at.warning] + list(at.session_state[NOTICES_KEY])
-    assert any(t.startswith("Ignored power limit ('power_limit_w'): ") and "100 to 400 W" in t for t in told), told
+    assert any(
+        t.startswith("Ignored power limit ('power_limit_w'): ") and "100 to 400 W" in t for t in told
+    ), told
 
 
 def test_picking_a_gpu_whose_range_excludes_the_typed_limit_keeps_the_gpu(app):

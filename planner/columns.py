@@ -60,7 +60,7 @@ class ModelColumns:
     expert_ffn_hidden_size: Column = 0.0  # one routed expert's MLP width
     n_routed_active_params: Column = 0.0  # top-k routed experts' matmul weights a token runs, all layers
     # what generation caches per token and layer: 2·g·d keys and values, MLA's latent + rotary key (r_kv + d_r);
-    # for planner.formulas.generation (its kv_cache_bytes_per_seq still takes g and d)
+    # read by the rollouts' KV cache (planner.formulas.generation.kv_cache_bytes_per_token)
     n_kv_elements_per_token_layer: Column = 0.0
 
 

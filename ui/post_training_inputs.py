@@ -219,7 +219,7 @@ def _scorer_inputs(s: Scenario) -> None:
         options=_model_options(s.value_model, with_none=False),
         format_func=lambda name: value_words.get(name, name),
         help="PPO trains a value model beside the policy, like the policy (its states and its backward). "
-        "Empty: the reward model's size, or the policy's when the reward model is the policy's.",
+        "Empty: the reward model's size, or the policy's when the reward is rule-based.",
     )
 
 

@@ -68,7 +68,7 @@ def memory_rows(est: Estimate) -> list[tuple[str, str, str]]:
         ),
         (
             "Of which KV cache",
-            f"layers × 2 × KV heads × head dim × 2 B × (prompt + completion) × "
+            f"layers × 2 × KV heads × head dim (latent attention: its latent) × 2 B × (prompt + completion) × "
             f"{fmt.count(est.concurrent_sequences)} sequences in flight",
             fmt.gib(est.kv_cache_gib),
         ),

@@ -54,9 +54,7 @@ class Engine:
 
     n_params: Number  # policy parameters the engine holds
     n_active_params: Number  # parameters one token passes through (MoE: the active ones)
-    kv_bytes_per_token: (
-        Number  # KV cache per token of one sequence, whole model (kv_cache_bytes_per_seq / tokens)
-    )
+    kv_bytes_per_token: Number  # KV cache per token of one sequence, whole model (kv_cache_bytes_per_token)
     tp: Number  # GPUs per replica
     sequences: Number  # sequences this replica generates per rollout step
     prompt_tokens: Number

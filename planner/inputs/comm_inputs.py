@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
-
 # FSDP MixedPrecision(reduce_dtype), Megatron grad_reduce_in_fp32, DeepSpeed communication_data_type.
 ReduceDtype = Literal["auto", "fp32", "bf16", "fp16"]
 # Bytes per gradient element each reduce dtype moves; "auto" (0) is decided by the recipe.
@@ -33,8 +31,3 @@ FIELDS: dict[str, dict[str, Any]] = {
         "description": "how data-parallel traffic hides: constant share, or behind its compute window",
     },
 }
-
-
-def field_of(kind: str, **extra: Any) -> Any:
-    """The Field definition of one communication input of `Scenario`."""
-    return Field(**FIELDS[kind], **extra)

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
-
 FIELDS: dict[str, dict[str, Any]] = {
     "moe_capacity_factor": {
         "default": 1.0,
@@ -29,8 +27,3 @@ FIELDS: dict[str, dict[str, Any]] = {
         "1 = dropless, balanced",
     },
 }
-
-
-def field_of(name: str) -> Any:
-    """The Field of one MoE input of `Scenario`."""
-    return Field(**FIELDS[name])

@@ -5,15 +5,13 @@ it is trained for. The defaults describe supervised fine-tuning, so every plan s
 reads the same. The figures these inputs drive live in `planner.formulas.post_training` (memory and
 scoring) and `planner.formulas.generation` (rollouts).
 
-Where the objective's own default applies (`None` or "auto"), `planner.post_training_rules` decides it in
-one place for every surface.
+Where the objective's own default applies (`None` or "auto"), `planner.post.columns` decides it in one place
+for every surface.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
-
-from pydantic import Field
 
 from planner.errors import PlannerError
 
@@ -53,11 +51,6 @@ COLOCATED_ENGINE_MEMORY_FRAC = 0.3
 # bandwidth on large batches; a training framework's embedded engine (CUDA graphs off, weights resharded
 # every step) sits at the low end, so 0.6 is the stated judgement, an input for anyone who measured theirs.
 GENERATION_BANDWIDTH_FRAC = 0.6
-
-
-def field_of(kind: str, **extra: Any) -> Any:
-    """The Field definitions of the post-training block of `Scenario` (kept here so the Scenario stays short)."""
-    return Field(**FIELDS[kind], **extra)
 
 
 FIELDS: dict[str, dict[str, Any]] = {

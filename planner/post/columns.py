@@ -89,9 +89,8 @@ def post_training_columns(
     objective = s.post_training
     online = objective in pt.ONLINE
     prompt, completion, samples = _rollout_shape(s)
-    per_rollout = (
-        1.0 / s.rollout_epochs
-    )  # frozen forwards run once per rollout, training rollout_epochs times
+    # frozen forwards run once per rollout, training rollout_epochs times
+    per_rollout = 1.0 / s.rollout_epochs
     paired = objective in pt.PAIRED
     reference = _reference(s)
     ref_tokens = {"dpo": 1.0, "kto": 2.0, "ppo": per_rollout, "grpo": per_rollout}.get(objective, 0.0)
@@ -135,7 +134,6 @@ def post_training_columns(
         completion_tokens=completion,
         n_samples_per_prompt=samples,
         n_rollout_prompts=math.nan if s.rollout_prompts is None else float(s.rollout_prompts),
-        n_rollout_epochs=float(s.rollout_epochs),
         n_generation_gpus=float(s.generation_gpus if online else 0),
         generation_tp=float(s.generation_tp),
         generation_memory_frac=engine_memory_frac(s.generation_memory_frac, s.generation_gpus),

@@ -44,7 +44,6 @@ class PostTrainingColumns:
     completion_tokens: Column  # per sequence
     n_samples_per_prompt: Column
     n_rollout_prompts: Column  # prompts per rollout step (NaN: one optimizer step's sequences / samples)
-    n_rollout_epochs: Column
     n_generation_gpus: Column  # GPUs that only generate (0: the training GPUs generate)
     generation_tp: Column
     generation_memory_frac: Column  # engine's share of each generating GPU's memory

@@ -158,28 +158,31 @@ def _forwards_s(c: Columns, utilisation_frac: Any) -> tuple[Any, Any]:
     return scoring / rate, post.train_flops(p.n_value_params, tokens) / rate
 
 
-def _reference_stream_s(c: Columns, out: Outputs) -> Any:
-    """An offloaded reference streams its weight shard in over PCIe for every micro-batch it scores."""
-    p, lay = c.post, c.layout
-    shard = post.frozen_model_bytes(
-        p.n_reference_host_params, p.frozen_bytes_per_param, lay.tp, lay.pp, lay.dp, lay.zero_stage
+def _frozen_bytes(c: Columns, n_params: Any) -> Any:
+    """Per GPU: a frozen model's weights at the frozen dtype, split like the policy."""
+    lay = c.layout
+    return post.frozen_model_bytes(
+        n_params, c.post.frozen_bytes_per_param, lay.tp, lay.pp, lay.dp, lay.zero_stage
     )
-    passes = out["n_steps"] * lay.n_micro_batches * p.reference_tokens_per_token
-    return passes * shard / (effective_pcie_gb_per_s(c.gpu.pcie_gb_per_s) * BYTES_PER_GB)
+
+
+def _reference_stream_s(c: Columns, out: Outputs, host_shard_bytes: Any) -> Any:
+    """An offloaded reference streams its weight shard in over PCIe for every micro-batch it scores."""
+    passes = out["n_steps"] * c.layout.n_micro_batches * c.post.reference_tokens_per_token
+    return passes * host_shard_bytes / (effective_pcie_gb_per_s(c.gpu.pcie_gb_per_s) * BYTES_PER_GB)
 
 
 def _memory(
-    c: Columns, out: Outputs, breakdown: MemoryBreakdown, inputs: MemoryInputs, rollouts: Outputs
+    c: Columns,
+    out: Outputs,
+    breakdown: MemoryBreakdown,
+    inputs: MemoryInputs,
+    rollouts: Outputs,
+    host_reference: Any,
 ) -> Outputs:
     p, lay = c.post, c.layout
-    frozen_on_gpu = post.frozen_model_bytes(
-        p.n_reference_gpu_params + p.n_reward_params,
-        p.frozen_bytes_per_param,
-        lay.tp,
-        lay.pp,
-        lay.dp,
-        lay.zero_stage,
-    )
+    reference, reward = _frozen_bytes(c, p.n_reference_gpu_params), _frozen_bytes(c, p.n_reward_params)
+    frozen_on_gpu = reference + reward
     value_peak, value_resident = _value_memory(c, inputs)
     colocated = (np.asarray(p.online) > 0) & (np.asarray(p.n_generation_gpus) == 0)
     phases = post.Phases(
@@ -201,15 +204,9 @@ def _memory(
         generating > training, post.generation_allocated_bytes(phases), post.training_allocated_bytes(phases)
     )
     engine_fits = (np.asarray(p.online) == 0) | (rollouts["concurrent_sequences"] >= 1.0)
-    ref_shard = post.frozen_model_bytes(
-        p.n_reference_gpu_params, p.frozen_bytes_per_param, lay.tp, lay.pp, lay.dp, lay.zero_stage
-    )
-    host_ref = post.frozen_model_bytes(
-        p.n_reference_host_params, p.frozen_bytes_per_param, lay.tp, lay.pp, lay.dp, lay.zero_stage
-    )
     return {
-        "reference_model_bytes": ref_shard,
-        "reward_model_bytes": frozen_on_gpu - ref_shard,
+        "reference_model_bytes": reference,
+        "reward_model_bytes": reward,
         "value_model_bytes": value_resident,
         "training_phase_bytes": training,
         "generation_phase_bytes": generating,
@@ -218,7 +215,7 @@ def _memory(
         "reserved_peak_bytes": np.where(shaped, allocated * (1.0 + lay.fragmentation_frac), np.nan),
         "peak_phase": np.where(generating > training, PHASE_GENERATION, out["peak_phase"]),
         "headroom_bytes": c.gpu.vram_bytes - peak,
-        "host_offload_bytes": out["host_offload_bytes"] + host_ref,
+        "host_offload_bytes": out["host_offload_bytes"] + host_reference,
         "generation_fits": engine_fits.astype(float),
     }
 
@@ -257,8 +254,9 @@ def post_training_outputs(
 def _post_outputs(c: Columns, out: Outputs, breakdown: MemoryBreakdown, inputs: MemoryInputs) -> Outputs:
     g = c.gpu
     rollouts = _rollouts(c, out)
-    memory = _memory(c, out, breakdown, inputs, rollouts)
-    stream_s = _reference_stream_s(c, out)
+    host_reference = _frozen_bytes(c, c.post.n_reference_host_params)  # an offloaded reference's shard
+    memory = _memory(c, out, breakdown, inputs, rollouts, host_reference)
+    stream_s = _reference_stream_s(c, out, host_reference)
     added = {}
     for key, utilisation in (
         ("", g.utilisation_frac),

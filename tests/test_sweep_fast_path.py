@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from planner.catalogue.catalog import default_catalogs
-from planner.decide.sweep import _evaluate_all, _resolve_gpus, search
+from planner.decide.sweep import _resolve_gpus, search
 from planner.decide.sweep_grid import SearchSpace
+from planner.decide.sweep_pass import evaluate_all, memory_groups
 from planner.decide.sweep_rank import _FIGURES
 from planner.decide.sweep_space import mode_grid, offload_passes
 from planner.evaluate import evaluate
@@ -23,6 +24,8 @@ SCENARIOS = {
     "70B full": Scenario(model="Llama 3.1 70B", method="full"),
     "8B QLoRA": Scenario(model="Llama 3.1 8B", method="qlora"),
     "70B optimizer offload": Scenario(model="Llama 3.1 70B", method="full", offload_optimizer=True),
+    # paged states page out by each GPU's own VRAM shortfall: the GPUs cannot share one memory evaluation
+    "70B paged 8-bit AdamW": Scenario(model="Llama 3.1 70B", method="full", optimizer="paged_adamw_8bit"),
     "8B DPO (evaluated whole)": Scenario(model="Llama 3.1 8B", method="full", post_training="dpo"),
 }
 
@@ -46,7 +49,7 @@ def test_kept_rows_and_figures_equal_a_whole_evaluation(name):
     resolved, _ = _resolve_gpus(base, GPUS, cats)
     model = resolved[0].columns.model
     grid = mode_grid(base, SPACE, (offload_passes(base, SPACE)[0],), 32, float(model.n_layers), 64.0, None)
-    fast = _evaluate_all(resolved, grid, chunk_rows=97, progress=None)  # odd chunks: cuts fall anywhere
+    fast = evaluate_all(resolved, grid, chunk_rows=97, progress=None)  # odd chunks: cuts fall anywhere
     gpu_index, layout_index, figures = _whole_rows(resolved, grid)
     assert fast.n_evaluated == len(grid) * len(resolved)
     assert 0 < len(fast.kept) < fast.n_evaluated or name.startswith("8B")  # the 70B grid is pruned
@@ -67,3 +70,18 @@ def test_hot_path_leaves_the_band_out_and_the_shown_plans_keep_it():
     top = search(base, space=SPACE, catalogs=cats).top
     assert top.height and (top["mfu_low"] <= top["mfu"]).all() and (top["mfu"] <= top["mfu_high"]).all()
     assert (top["cost_usd_low"] < top["cost_usd_high"]).all()
+
+
+def test_gpus_share_one_memory_evaluation_unless_the_vram_enters_it():
+    """The memory model never reads the GPU, so every GPU of a search shares one memory evaluation per chunk
+    (the speed-up behind bench/sweep_bench.py's figure); a paged optimizer pages by VRAM, so GPUs of
+    different VRAM (80, 40 and 48 GB here) are evaluated apart, and post-training rows GPU by GPU."""
+    cats = default_catalogs()
+    assert memory_groups(_resolve_gpus(SCENARIOS["70B full"], GPUS, cats)[0]) == [[0, 1, 2]]
+    paged = _resolve_gpus(SCENARIOS["70B paged 8-bit AdamW"], (*GPUS, "H100 PCIe"), cats)[0]
+    assert memory_groups(paged) == [[0, 3], [1], [2]]  # H100 SXM and PCIe: both 80 GB
+    assert memory_groups(_resolve_gpus(SCENARIOS["8B DPO (evaluated whole)"], GPUS, cats)[0]) == [
+        [0],
+        [1],
+        [2],
+    ]

@@ -2,30 +2,29 @@
 
 For each GPU type the scenario is resolved once (as `estimate` would resolve it on that GPU), the layout grid
 (`planner.decide.sweep_grid`) is broadcast over those columns in chunks, and only the rows that fit in memory are
-kept, with the four figures the objectives and constraints need. The winners are evaluated again in full
+kept, with the four figures the objectives and constraints need (`planner.decide.sweep_pass`, which evaluates
+the memory model once for all GPUs that share it). The winners are evaluated again in full
 for the result tables, so a result row and `estimate(scenario_for(row, base))` give the same figures.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, replace
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from planner.catalogue.catalog import Catalogs, precision_problem
 from planner.decide.sweep_generation import searches_generation, split_pairs, training_space, with_generation
-from planner.decide.sweep_grid import LayoutGrid, SearchSpace
+from planner.decide.sweep_grid import SearchSpace
+from planner.decide.sweep_pass import Pass, Progress, evaluate_all
 from planner.decide.sweep_rank import Kept, feasible_mask, pareto_order, rank_order, result_frame
 from planner.decide.sweep_space import fixed_words, freed, mode_grid, offload_passes
 from planner.decide.sweep_types import OBJECTIVES, Constraints, Objective, SearchResult
 from planner.decide.sweep_words import explain, fallback_note, freed_words, shortfall_words
 from planner.errors import PlannerError
-from planner.evaluate import Memory, device_peak_bytes, evaluate, policy_memory
 from planner.inputs.scenario import Scenario
-from planner.post.step import is_sft
 from planner.resolve import Resolved, resolve
 
 __all__ = [
@@ -39,11 +38,11 @@ __all__ = [
     "search",
 ]
 
-Progress = Callable[[int, int], None]  # (rows evaluated so far, rows in the whole search)
-# Measured here (bench/sweep_bench.py's large search, CPU time, one core): 16k-32k rows per chunk evaluate
-# 2.0-2.2 M rows/s, 100k rows 1.4 M/s, 4k rows 1.5 M/s. A 20k-row column is 160 kB, so the working set of
-# one formula step stays in the core's L2 cache and freed buffers are reused instead of freshly mapped.
-DEFAULT_CHUNK_ROWS = 20_000
+# Measured here (bench/sweep_bench.py's large search, CPU time, one core, GPUs sharing one memory evaluation
+# per chunk: planner.decide.sweep_pass): 20k rows per chunk evaluate 1.93 M rows/s, 40k 2.32-2.35 M, 60k 2.26 M,
+# 80k 2.42 M but twice the buffers. A 40k-row column is 320 kB, so one formula step's working set stays near
+# the core's L2 cache and freed buffers are reused instead of freshly mapped.
+DEFAULT_CHUNK_ROWS = 40_000
 # Figures typed for the scenario's own GPU; planner/decide/compare.py applies the same rule (OVERRIDE_FIELDS).
 GPU_SPECIFIC_OVERRIDES = ("peak_tflops", "vram_gib", "usd_per_gpu_hour", "power_limit_w")
 NO_SHAPE_NOTE = (
@@ -107,83 +106,6 @@ def _resolve_gpus(
     return resolved, skipped
 
 
-@dataclass(frozen=True)
-class _Pass:
-    """One evaluation of a grid: the rows that fit, and the closest miss (least bytes over the device memory)."""
-
-    grid: LayoutGrid
-    kept: Kept
-    n_evaluated: int
-    closest: tuple[float, int, int] | None  # (bytes over, GPU index, layout index)
-
-
-def _evaluate_all(
-    resolved: list[Resolved], grid: LayoutGrid, chunk_rows: int, progress: Progress | None
-) -> _Pass:
-    """Evaluate every (GPU, layout) row; keep those that fit, with the figures ranking needs."""
-    total, done = len(resolved) * len(grid), 0
-    parts: list[Kept] = []
-    closest: tuple[float, int, int] | None = None
-    for gpu_index, one in enumerate(resolved):
-        for start in range(0, len(grid), chunk_rows):
-            rows = slice(start, min(start + chunk_rows, len(grid)))
-            over, kept = _fitting_rows(one, grid, rows, gpu_index)
-            if len(kept):
-                parts.append(kept)
-            misses = np.where(over > 0, over, np.inf)  # NaN (no shape) is no miss to report either
-            at = int(np.argmin(misses)) if misses.size else 0
-            if misses.size and np.isfinite(misses[at]) and (closest is None or misses[at] < closest[0]):
-                closest = (float(misses[at]), gpu_index, rows.start + at)
-            done += rows.stop - rows.start
-            if progress is not None:
-                progress(done, total)
-    return _Pass(grid, Kept.concat(parts), done, closest)
-
-
-def _fitting_rows(one: Resolved, grid: LayoutGrid, rows: slice, gpu_index: int) -> tuple[np.ndarray, Kept]:
-    """(bytes over the device memory of each row, the rows that fit with their ranking figures).
-
-    Without what ranking never reads (figures with failures, the efficiency band, the largest micro-batch
-    that fits): the shown plans are evaluated again in full. For SFT the memory model runs first and the rest
-    of `evaluate` only on the rows that fit, with that memory (most of a large search does not fit), giving
-    each row a whole-chunk `evaluate`'s figures. Post-training's generation can raise the peak: whole rows."""
-    columns = one.columns.replace(**grid.take(rows))
-    vram = one.columns.gpu.vram_bytes
-    if not is_sft(columns):
-        out = evaluate(columns, everything=False)
-        over = np.asarray(out["peak_bytes"] - vram, dtype=float).reshape(-1)
-        fits = over <= 0  # NaN (no shape) never fits
-        if "n_generation_gpus" in grid.columns:  # PPO/GRPO: the engine must hold a sequence too
-            fits &= np.asarray(out["fits_vram"], dtype=float).reshape(-1) > 0
-        return over, Kept.from_output(gpu_index, np.arange(rows.start, rows.stop)[fits], out, fits)
-    memory = policy_memory(columns)
-    over = np.asarray(device_peak_bytes(columns, memory[1]) - vram, dtype=float).reshape(-1)
-    over = np.broadcast_to(over, (rows.stop - rows.start,))
-    fits = over <= 0  # NaN (no shape) never fits
-    layout_index = np.arange(rows.start, rows.stop)[fits]
-    if not len(layout_index):
-        return over, Kept.concat([])
-    if not fits.all():
-        columns = one.columns.replace(**grid.take(layout_index))
-        memory = _memory_rows(memory, fits)
-    out = evaluate(columns, everything=False, memory=memory)
-    return over, Kept.from_output(gpu_index, layout_index, out, np.ones(len(layout_index), dtype=bool))
-
-
-def _memory_rows(memory: Memory, keep: np.ndarray) -> Memory:
-    """The memory inputs and breakdown of the kept rows only (a column that is one value stays one)."""
-
-    def rows(item):  # type: ignore[no-untyped-def]
-        changes = {}
-        for field in fields(item):
-            value = getattr(item, field.name)
-            if np.ndim(value):
-                changes[field.name] = np.broadcast_to(value, keep.shape)[keep]
-        return replace(item, **changes)
-
-    return rows(memory[0]), rows(memory[1])
-
-
 def search(
     base: Scenario,
     constraints: Constraints | None = None,
@@ -216,12 +138,12 @@ def search(
 
     pairs = split_pairs(base, space, constraints.max_gpus) if searches_generation(base) else None
 
-    def one_pass(modes: tuple[tuple[bool, bool], ...]) -> _Pass:
+    def one_pass(modes: tuple[tuple[bool, bool], ...]) -> Pass:
         layouts = space if pairs is None else training_space(space, pairs)
         grid = mode_grid(base, layouts, modes, constraints.max_gpus, shape[0], shape[1], n_experts)
         if pairs is not None:  # PPO/GRPO: each layout colocated or beside dedicated generation GPUs
             grid = with_generation(grid, pairs, base)
-        return _evaluate_all(resolved, grid, max(1, chunk_rows), progress)
+        return evaluate_all(resolved, grid, max(1, chunk_rows), progress)
 
     passes = [one_pass((first_mode,))]
     if fallback_modes and not feasible_mask(passes[0].kept, constraints).any():
@@ -260,7 +182,7 @@ def search(
     )
 
 
-def _chosen(passes: list[_Pass], constraints: Constraints) -> _Pass:
+def _chosen(passes: list[Pass], constraints: Constraints) -> Pass:
     """The offload pass when it found what the first did not (a feasible plan, or at least one that fits)."""
     first, last = passes[0], passes[-1]
     if feasible_mask(last.kept, constraints).any() or (not len(first.kept) and len(last.kept)):
@@ -272,7 +194,7 @@ def _why_nothing(
     base: Scenario,
     constraints: Constraints,
     space: SearchSpace,
-    passes: list[_Pass],
+    passes: list[Pass],
     resolved: list[Resolved],
     cats: Catalogs,
 ) -> list[str]:

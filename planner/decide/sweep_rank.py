@@ -96,6 +96,11 @@ def rank_order(kept: Kept, feasible: np.ndarray, objective: str, grid: LayoutGri
     return rows[order][:top_n]
 
 
+# Wall-clock buckets of the frontier's pre-filter: 65,536 left 233 of the Mixtral 8x7B large search's 4.2 M
+# feasible rows for the exact sweeps (4,096 left 28 k) in 0.08 s.
+FRONTIER_BUCKETS = 65_536
+
+
 def pareto_order(kept: Kept, feasible: np.ndarray) -> np.ndarray:
     """Feasible rows that no other row beats on both wall clock and cost, fastest first.
 
@@ -103,8 +108,34 @@ def pareto_order(kept: Kept, feasible: np.ndarray) -> np.ndarray:
     slip through that sweep, so the few survivors are swept again with cost breaking the ties.
     """
     rows = np.flatnonzero(feasible & np.isfinite(kept.figures["cost_usd"]))
+    rows = _not_beaten_by_a_faster_bucket(rows, kept.figures["wall_clock_s"], kept.figures["cost_usd"])
     candidates = _cheaper_than_all_faster(rows, kept.figures["wall_clock_s"], kept.figures["cost_usd"], None)
     return _cheaper_than_all_faster(candidates, kept.figures["wall_clock_s"], kept.figures["cost_usd"], kept)
+
+
+def _not_beaten_by_a_faster_bucket(rows: np.ndarray, wall: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """`rows` less those a row of a strictly faster wall-clock bucket costs no more than: a necessary condition
+    for the frontier, so the exact sweeps after it see every frontier row, but millions of rows shrink to a few
+    hundred before they are sorted (a stable sort of 4 M rows took 1.1 s of a 5 s MoE search).
+
+    Buckets split [fastest, slowest] evenly; (w − lo)/(hi − lo)·(B − 1) rounded down never decreases as w grows
+    (each IEEE operation is monotonic), so a lower bucket is a strictly faster wall clock. Rows without a finite
+    wall clock are left to the sweeps."""
+    finite = np.isfinite(wall[rows])
+    timed = rows[finite]
+    if len(timed) < FRONTIER_BUCKETS:
+        return rows
+    w, c = wall[timed], cost[timed]
+    lo, hi = float(w.min()), float(w.max())
+    if not hi > lo:
+        return rows
+    bucket = ((w - lo) / (hi - lo) * (FRONTIER_BUCKETS - 1)).astype(np.int64)
+    cheapest = np.full(FRONTIER_BUCKETS, np.inf)
+    np.minimum.at(cheapest, bucket, c)
+    cheapest_faster = np.concatenate([[np.inf], np.minimum.accumulate(cheapest)[:-1]])
+    keep = np.ones(len(rows), dtype=bool)
+    keep[finite] = c < cheapest_faster[bucket]
+    return rows[keep]
 
 
 def _cheaper_than_all_faster(

@@ -177,5 +177,7 @@ def _header(base: Any, space: Any, target: int, given: bool) -> str:
     if space.fixed:
         lines.append(f"Fixed: {fixed_words(space)} (give 'any' to free one, e.g. --tp any).")
     if base.etp is not None:  # not a searched dimension: every plan keeps the scenario's expert tensor degree
-        lines.append(f"Expert tensor parallelism: {base.etp} in every plan (--etp; leave it out to follow TP).")
+        lines.append(
+            f"Expert tensor parallelism: {base.etp} in every plan (--etp; leave it out to follow TP)."
+        )
     return "\n".join(lines) + "\n"

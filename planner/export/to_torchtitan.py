@@ -137,7 +137,9 @@ def _expert_tensor(s: Scenario, parallelism: dict[str, Any], gaps: Gaps) -> None
     if etp in (1, s.tp):
         parallelism["expert_tensor_parallel_degree"] = etp
     else:
-        gaps.drop(f"Expert tensor parallelism {etp}: torchtitan takes 1 or tp ({s.tp}) only; the file keeps 1.")
+        gaps.drop(
+            f"Expert tensor parallelism {etp}: torchtitan takes 1 or tp ({s.tp}) only; the file keeps 1."
+        )
 
 
 def _data_parallel(s: Scenario, gaps: Gaps) -> tuple[int, int]:

@@ -122,6 +122,7 @@ class LayoutColumns:
     # communication as frameworks do it (issue 14 item 6): bytes per gradient element reduced, 0 = auto
     reduce_bytes_per_param: Column = 0.0
     overlap_windows: Column = 0.0  # flag: overlap_model "windows" (data-parallel sync behind its window only)
+    etp: Column = 0.0  # expert tensor parallelism (issue 14 item 1): experts split over etp; 0 = follows tp
 
 
 @dataclass(frozen=True)
@@ -294,4 +295,5 @@ def memory_inputs(c: Columns) -> MemoryInputs:
         fp32_grad_buffers=lay.fp32_grad_buffers,
         **{name: getattr(m, name) for name in ("n_expert_params", "n_expert_adapter_params")},
         ep=lay.ep,
+        etp=lay.etp,
     )

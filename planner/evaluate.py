@@ -192,7 +192,7 @@ def _model_state_bytes_total(inputs: MemoryInputs) -> Any:
     and nothing offloaded (the same `stage_model_states` rules, one stage holding the embedding and the
     head); activations do not enter, so they are not computed.
     """
-    unsharded = dict.fromkeys(("tp", "pp", "cp", "dp", "ep"), 1.0)
+    unsharded = dict.fromkeys(("tp", "pp", "cp", "dp", "ep", "etp"), 1.0)
     whole = replace(inputs, **unsharded, zero_stage=0.0, offload_optimizer=0.0, offload_params=0.0)
     states = stage_model_states(whole, 1.0, 1.0)
     return states["weights"] + states["grads"] + states["optimizer"] + states["master"]

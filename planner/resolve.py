@@ -224,7 +224,7 @@ def resolve(s: Scenario, cats: Catalogs) -> Resolved:
     shape, gpu, region = _lookups(s, cats)
     if shape is not None:  # the Scenario checks an imported shape itself; a catalogue model only here
         check_layer_split(shape.n_layers, s.pp, s.pp_virtual_stages, _model_label(s, shape))
-    check_expert_split(shape, s.ep, _model_label(s, shape))
+    check_expert_split(shape, s.ep, _model_label(s, shape), s.etp if s.etp != s.tp else None)
     seq = sequence_length(s, shape)
     model, counts = sc.model_columns(s, shape)
     hw, provenance = gpu_columns(s, gpu, cats, float(model.n_active_params))

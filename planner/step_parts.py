@@ -64,7 +64,8 @@ def moe_layout(c: Columns) -> comm.MoeLayout | None:
     if np.ndim(m.n_expert_params) == 0 and not m.n_expert_params:
         return None
     trainable = np.where(c.recipe.method != Method.FULL, m.n_expert_adapter_params, m.n_expert_params)
-    return comm.MoeLayout(m.n_expert_params, trainable, m.n_moe_layers, m.n_experts_active, c.layout.ep)
+    etp = moe.expert_tensor_degree(c.layout.etp, c.layout.tp)
+    return comm.MoeLayout(m.n_expert_params, trainable, m.n_moe_layers, m.n_experts_active, c.layout.ep, etp)
 
 
 def moe_critical_path_s(c: Columns) -> tuple[Any, Any]:
@@ -76,8 +77,9 @@ def moe_critical_path_s(c: Columns) -> tuple[Any, Any]:
         return 0.0, 0.0
     full_recompute = lay.recompute == Recompute.FULL
     tokens = lay.micro_batch_seqs * c.workload.seq_len_tokens / lay.cp  # per context-parallel rank
+    etp = moe.expert_tensor_degree(lay.etp, lay.tp)  # the dispatcher's rules: planner.formulas.moe
     links = moe.ExpertLinks(
-        lay.tp, lay.n_gpus_per_node, comm.intra_node_link_gb_per_s(g.intra_node_gb_per_s, g.pcie_gb_per_s),
+        etp, lay.n_gpus_per_node, comm.intra_node_link_gb_per_s(g.intra_node_gb_per_s, g.pcie_gb_per_s),
         lay.inter_node_gb_per_s,
     )  # fmt: skip
     all_to_all_s = moe.expert_parallel_comm_s(
@@ -85,14 +87,15 @@ def moe_critical_path_s(c: Columns) -> tuple[Any, Any]:
         r.activation_bytes_per_element, lay.n_micro_batches, full_recompute, links, lay.moe_capacity_factor,
     )  # fmt: skip
     frac = expert_compute.expert_matmul_efficiency_frac(
-        expert_compute.tokens_per_expert(tokens, m.n_experts_active, lay.ep, m.n_experts),
-        m.hidden_size, m.expert_ffn_hidden_size, r.activation_bytes_per_element, g.peak_flops_per_s,
+        expert_compute.tokens_per_expert(tokens, m.n_experts_active, lay.ep, m.n_experts, etp / lay.tp),
+        m.hidden_size, m.expert_ffn_hidden_size / etp, r.activation_bytes_per_element, g.peak_flops_per_s,
         g.memory_gb_per_s * BYTES_PER_GB,
     )  # fmt: skip
     # FLOPs per routed weight and token: forward 2, backward 4 (2 with a frozen base: no weight gradient),
     # and the forward again under full recompute (planner.formulas.compute's counting).
     per_weight = 2.0 + np.where(r.method != Method.FULL, 2.0, 4.0) + 2.0 * full_recompute
-    tokens_per_gpu_step = tokens * lay.n_micro_batches / lay.tp  # a tensor rank runs 1/tp of each matmul
+    # a GPU runs 1/etp of each expert matmul on etp GPUs' b·s/(cp·tp) tokens: 1/tp of its tokens at any etp
+    tokens_per_gpu_step = tokens * lay.n_micro_batches / lay.tp
     routed_flops = per_weight * m.n_routed_active_params / lay.pp * tokens_per_gpu_step
     extra_s = expert_compute.routed_expert_extra_s(
         routed_flops, g.peak_flops_per_s, 1.0, frac,

@@ -43,7 +43,7 @@ FLAGS = {
     "generation_sleeps",
 }
 CODES = {"method", "recompute", "zero_stage", "objective"}
-DEGREES = {"tp", "pp", "cp", "dp", "ep", "generation_tp"}
+DEGREES = {"tp", "pp", "cp", "dp", "ep", "etp", "generation_tp"}
 WIDTHS = {
     "hidden_size", "head_dim", "ffn_hidden_size", "vocab_size", "lora_rank",
     "value_hidden_size", "value_head_dim", "value_ffn_hidden_size", "expert_ffn_hidden_size",

@@ -38,6 +38,7 @@ OPEN_KEY = "setup.open"  # the section's open state (Streamlit keeps it under th
 LAST_PAGE_KEY = "setup.last_page"  # the page of the previous run: arriving on Memory opens the section
 VIRTUAL_STAGES_LABEL = "Virtual stages per GPU (interleaved 1F1B)"
 EXPERT_PARALLEL_LABEL = "Expert parallel (MoE)"
+EXPERT_TENSOR_LABEL = "Expert tensor parallel (MoE)"
 REDUCE_DTYPE_LABEL = "Gradient reduce dtype"
 REDUCE_DTYPE_LABELS = {
     "auto": "auto (fp32 with a master copy, else the gradients' dtype)",
@@ -78,6 +79,8 @@ def setup_summary(s: Scenario, derived_seq_len: int | None) -> str:
         parts.append(f"interleaved ×{s.pp_virtual_stages}")
     if s.ep > 1:
         parts.append(f"EP{s.ep}")
+    if s.etp is not None and s.etp != s.tp:
+        parts.append(f"ETP{s.etp}")
     return " · ".join(parts)
 
 
@@ -223,6 +226,14 @@ def _sharding_inputs() -> None:
         "the data-parallel replicas (Megatron's --expert-model-parallel-size). Must divide the model's routed "
         "experts and the data-parallel degree; 1 for dense models. Each MoE layer then exchanges tokens "
         "all-to-all (dispatch and combine) in the forward and backward passes.",
+    )
+    number_entry(
+        EXPERT_TENSOR_LABEL,
+        "etp",
+        placeholder="follows tensor parallel",
+        help="Mixture-of-experts models only: each routed expert's matrices split over this many GPUs "
+        "(Megatron's --expert-tensor-parallel-size); empty = the tensor-parallel degree. 1 = whole experts per "
+        "GPU, no tensor collectives inside them. etp x ep must divide tp x dp and the expert width.",
     )
     number_entry(
         "MoE capacity factor",

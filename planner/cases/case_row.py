@@ -97,6 +97,7 @@ def case_scenario(row: dict[str, str], cats: Catalogs, gpus: GpuMatcher) -> tupl
         return f"precision {row['precision'] or '(not stated)'!r} read as {refused.problem}"
     fields["pp_virtual_stages"] = _virtual_stages(row, fields, shape.n_layers, notes)
     fields["ep"] = words.expert_parallel_degree(row.get("notes", "")) or 1
+    fields["etp"] = words.expert_tensor_parallel_degree(row.get("notes", ""))
     fields.update(
         model="",
         model_shape=shape,

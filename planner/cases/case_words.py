@@ -174,6 +174,16 @@ def expert_parallel_degree(notes: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+# "expert tensor parallel size 1" (Megatron's --expert-tensor-parallel-size written out); None: follows tp
+_EXPERT_TENSOR = re.compile(r"expert[- ]tensor[- ]parallel(?:ism)?(?: degree| size)? (\d+)")
+
+
+def expert_tensor_parallel_degree(notes: str) -> int | None:
+    """The expert tensor-parallel degree the notes state (issue 14 item 1), or None (it follows tp)."""
+    found = _EXPERT_TENSOR.search(notes.lower())
+    return int(found.group(1)) if found else None
+
+
 # How the calibration notes state a run's length when n_tokens_b is blank (docs/pt_columns contract, issue 16):
 # "264,292 prompts, 1 epoch", "14k examples x 3 epochs", "50k pairs, 2 epochs".
 _RUN_LENGTH = re.compile(

@@ -68,7 +68,8 @@ def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlag
         "--micro-batch, --offload-optimizer, --offload-params, --generation-gpus, or --set FIELD=VALUE) is kept fixed; the value "
         "'any' frees it (--tp any, --set offload_params=any). A scenario file's values are only the starting point. For PPO "
         "and GRPO the search also splits the GPUs between training and dedicated generation (--generation-gpus 0 keeps "
-        "generation colocated); --max-gpus then counts both."
+        "generation colocated); --max-gpus then counts both. An --etp (expert tensor parallelism) is kept in every "
+        "plan; without it the experts' tensor degree follows each plan's TP."
     )
 
 
@@ -175,4 +176,8 @@ def _header(base: Any, space: Any, target: int, given: bool) -> str:
     lines = [f"Global batch target: {target:,} sequences per optimizer step ({source})."]
     if space.fixed:
         lines.append(f"Fixed: {fixed_words(space)} (give 'any' to free one, e.g. --tp any).")
+    if base.etp is not None:  # not a searched dimension: every plan keeps the scenario's expert tensor degree
+        lines.append(
+            f"Expert tensor parallelism: {base.etp} in every plan (--etp; leave it out to follow TP)."
+        )
     return "\n".join(lines) + "\n"

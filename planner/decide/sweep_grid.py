@@ -247,9 +247,14 @@ def _pair_layouts(
     full = np.full(len(dp), 1.0)
     values = (n_gpus, tp * full, pp * full, dp, zero, recompute, micro, accum, v * full)
     layout = dict(zip(LAYOUT_COLUMNS[:-1], values, strict=True))
-    if eps == (1,):
+    if eps == (1,) and base.etp is None:
         return layout
-    parts = [{k: c[dp % ep == 0] for k, c in layout.items()} for ep in eps]
+    # a fixed expert tensor degree (the scenario's etp; empty follows each row's tp) keeps the layouts where
+    # etp x ep divides tp x dp (planner.model.expert_split)
+    etp = float(base.etp or tp)
+    parts = [{k: c[(dp % ep == 0) & ((tp * dp) % (etp * ep) == 0)] for k, c in layout.items()} for ep in eps]
+    if eps == (1,):
+        return parts[0]
     for part, ep in zip(parts, eps, strict=True):
         part["ep"] = np.full(len(part["dp"]), float(ep))
     return {k: np.concatenate([part[k] for part in parts]) for k in LAYOUT_COLUMNS}

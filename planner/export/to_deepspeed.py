@@ -116,6 +116,11 @@ def _code_side(s: Scenario, gaps: Gaps) -> None:
             f"Expert parallelism {s.ep}: not a DeepSpeed config key; DeepSpeed-MoE takes it in code, "
             f"deepspeed.moe.layer.MoE(..., ep_size={s.ep})."
         )
+    if s.etp is not None:
+        gaps.drop(
+            f"Expert tensor parallelism {s.etp}: not a DeepSpeed config key; DeepSpeed-MoE's layer takes only "
+            "deepspeed.moe.layer.MoE(..., enable_expert_tensor_parallelism=True), the experts split over tp."
+        )
     if s.pp_virtual_stages > 1:
         gaps.drop(
             f"Interleaved pipeline ({s.pp_virtual_stages} virtual stages per GPU): DeepSpeed's PipelineModule "

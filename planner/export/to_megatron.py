@@ -41,6 +41,8 @@ def _parallel(s: Scenario) -> Args:
     ]
     if s.ep > 1:  # expert parallelism, carved out of the data-parallel group (Megatron-Core MoE)
         args.append(("--expert-model-parallel-size", str(s.ep)))
+    if s.etp is not None:  # expert tensor parallelism; Megatron's default (no flag) is tp, as the planner's
+        args.append(("--expert-tensor-parallel-size", str(s.etp)))
     if s.sequence_parallel:
         args.append(("--sequence-parallel",))
     return args

@@ -113,6 +113,7 @@ def _parallelism(s: Scenario, gaps: Gaps) -> dict[str, Any]:
     }
     if s.ep > 1:  # torchtitan's MoE models (DeepSeek-V3, Llama 4) split the routed experts over this degree
         parallelism["expert_parallel_degree"] = s.ep
+        _expert_tensor(s, parallelism, gaps)
     if s.zero_stage == 2 and shard > 1:
         parallelism["fsdp_reshard_after_forward"] = "never"  # keep gathered weights to backward: ZeRO-2
     if s.pp > 1:
@@ -127,6 +128,18 @@ def _parallelism(s: Scenario, gaps: Gaps) -> dict[str, Any]:
     if s.tp > 1 and not s.sequence_parallel:
         gaps.drop("Tensor parallelism without sequence parallelism: torchtitan always shards the sequence.")
     return parallelism
+
+
+def _expert_tensor(s: Scenario, parallelism: dict[str, Any], gaps: Gaps) -> None:
+    """torchtitan's expert_tensor_parallel_degree defaults to 1 (not to tp, as Megatron's does) and takes 1 or
+    tp only (its job_config docstring), so the plan's degree is written out whenever it is one of those."""
+    etp = s.tp if s.etp is None else s.etp
+    if etp in (1, s.tp):
+        parallelism["expert_tensor_parallel_degree"] = etp
+    else:
+        gaps.drop(
+            f"Expert tensor parallelism {etp}: torchtitan takes 1 or tp ({s.tp}) only; the file keeps 1."
+        )
 
 
 def _data_parallel(s: Scenario, gaps: Gaps) -> tuple[int, int]:

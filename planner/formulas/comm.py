@@ -14,13 +14,12 @@ numpy arrays; categorical choices arrive as numbers (ZeRO stage 0-3, flags 0/1).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from planner.formulas import collectives
 from planner.formulas.collectives import StepComm, shard_group_ranks
 from planner.formulas.compute import Number, as_number
+from planner.formulas.moe import NO_MOE, MoeLayout
 from planner.formulas.pipeline import data_parallel_rounds
 
 BYTES_PER_GB = 1e9
@@ -198,20 +197,6 @@ def exposed_comm_s(comm_s: Number, compute_s: Number, overlap_frac: Number) -> N
     return comm_s - overlap_frac * np.minimum(compute_s, comm_s)
 
 
-@dataclass(frozen=True)
-class MoeLayout:
-    """The routed experts a layout spreads over `ep` GPUs (all zero for a dense model)."""
-
-    n_expert_params: Number = 0.0  # routed experts' weights, all MoE layers
-    n_expert_trainable_params: Number = 0.0  # their trainable part (the weights, or their LoRA adapters)
-    n_moe_layers: Number = 0.0
-    top_k: Number = 0.0  # routed experts per token
-    ep: Number = 1.0
-
-
-NO_MOE = MoeLayout()
-
-
 def layout_comm(
     *,
     n_params: Number,
@@ -245,9 +230,11 @@ def layout_comm(
     Groups (Megatron rank order tp-cp-dp-pp): TP spans tp ranks, CP tp·cp, DP tp·cp·dp, and two adjacent
     pipeline stages 2·tp·cp·dp. Each rank holds 1/(tp·pp) of the weights; `grad_comm_bytes` and
     `weight_comm_bytes` are the bytes per parameter the gradient reduction and the weight gathers move.
-    With `moe`, the routed experts sync over the expert data-parallel group (dp / ep ranks of stride tp·cp·ep,
-    each holding 1/ep of them). The MoE layers' all-to-all is not here: it sits on the critical path of every
-    micro-batch and no compute hides it (`planner.formulas.moe`, composed by `planner.step_parts`). Sharded
+    With `moe`, the routed experts sync over the expert data-parallel group (tp·dp / (etp·ep) ranks of stride
+    cp·etp·ep, each holding 1/(etp·ep) of them; with etp = tp, dp / ep ranks of stride tp·cp·ep), and the MLP
+    half of the MoE layers' tensor collectives runs over the etp ranks (`planner.formulas.moe`). The all-to-all
+    is not here: it sits on the critical path of every micro-batch and no compute hides it (`planner.formulas.moe`,
+    composed by `planner.step_parts`). Sharded
     gathers and reduce-scatters run once per step under a pipeline (`planner.formulas.pipeline`).
     `overlap_windows` (the scenario's overlap_model "windows") adds where the data-parallel part
     can hide (`planner.formulas.collectives.data_parallel_window`); without it all compute hides all traffic.
@@ -275,14 +262,19 @@ def layout_comm(
     pipeline = pipeline_p2p_comm_s(
         pp, tokens, hidden_size, activation_bytes, tp, grad_accum, link(2 * tp * cp * dp), n_virtual_stages
     )
-    pipelined = tensor + context + pipeline
     if moe is not NO_MOE:  # a dense model skips the expert terms (the dense search pays nothing for them)
+        etp = tp if moe.etp is None else moe.etp
+        split = pp * etp * moe.ep  # GPUs one copy of the routed experts is split over
         data_parallel = data_parallel + data_parallel_comm_s(
-            dp / moe.ep, zero_stage, rounds,
-            moe.n_expert_trainable_params / (shard * moe.ep) * grad_comm_bytes,
-            moe.n_expert_params / (shard * moe.ep) * weight_comm_bytes,
-            tp * cp * moe.ep, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard, gathers,
+            dp * tp / (etp * moe.ep), zero_stage, rounds,
+            moe.n_expert_trainable_params / split * grad_comm_bytes, moe.n_expert_params / split * weight_comm_bytes,
+            cp * etp * moe.ep, gpus_per_node, intra, inter_node_gb_per_s, hybrid_shard, gathers,
         )  # fmt: skip
+        # the MLP half of the MoE layers' tensor collectives runs over etp ranks, not tp (+0 at etp = tp)
+        half = (moe.n_moe_layers / pp / 2, tokens, hidden_size, activation_bytes, grad_accum, full_recompute)
+        moved = tensor_parallel_comm_s(etp, *half, link(etp)) - tensor_parallel_comm_s(tp, *half, link(tp))
+        tensor = tensor + moved
+    pipelined = tensor + context + pipeline
     buckets = collectives.n_gradient_buckets(grad_payload)
     latency_pipelined, latency_dp = collectives.layout_latency_s(
         tp=tp, pp=pp, cp=cp, dp=dp, shard_ranks=shard_group_ranks(dp, tp * cp, gpus_per_node, hybrid_shard),

@@ -16,8 +16,10 @@ FLOP/B for an H100 SXM's 989 TFLOP/s over 3.35 TB/s) the matmul is memory bound 
 of the rate a large matmul reaches. The efficiency presets were measured on large matmuls, so the routed
 experts' time is their FLOP time at the preset's utilisation divided by this fraction. A grouped GEMM (one
 kernel for all local experts, Megatron-Core's GroupedMLP) removes the launch overhead but not the weight
-reads, so the roofline holds for it too. Tokens per expert per micro-batch: the micro-batch's tokens on the
-expert-parallel group (ep ranks of b·s / cp tokens) × top-k / routed experts, the uniform-routing average.
+reads, so the roofline holds for it too. Tokens per expert per micro-batch: the tokens of the expert group
+(etp·ep ranks of b·s / (cp·tp) tokens each) × top-k / routed experts, the uniform-routing average; with etp = tp
+that is ep ranks of b·s / cp tokens. Expert tensor parallelism (`planner.formulas.moe`) also splits the
+expert's width F over etp GPUs, so each GPU's matmul is M × h by h × F/etp.
 
 Busiest rank. With expert parallelism every rank waits at the combine for the slowest one, whose experts
 process the capacity factor C times the average tokens (`planner.formulas.moe` for its all-to-all); with
@@ -33,9 +35,12 @@ import numpy as np
 from planner.formulas.compute import Number, as_number
 
 
-def tokens_per_expert(tokens_per_microbatch: Number, top_k: Number, ep: Number, n_experts: Number) -> Number:
-    """Average tokens one routed expert multiplies per micro-batch: b·s/cp · ep · top-k / experts."""
-    return as_number(tokens_per_microbatch * ep * top_k / np.maximum(n_experts, 1.0))
+def tokens_per_expert(
+    tokens_per_microbatch: Number, top_k: Number, ep: Number, n_experts: Number, etp_over_tp: Number = 1.0
+) -> Number:
+    """Average tokens one routed expert multiplies per micro-batch: b·s/cp · ep · (etp / tp) · top-k / experts
+    (the etp ranks of an expert gather each other's b·s/(cp·tp) routed tokens; `etp_over_tp` 1 at etp = tp)."""
+    return as_number(tokens_per_microbatch * etp_over_tp * ep * top_k / np.maximum(n_experts, 1.0))
 
 
 def expert_matmul_efficiency_frac(

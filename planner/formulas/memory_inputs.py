@@ -89,6 +89,7 @@ class MemoryInputs:
     n_expert_params: FloatOrArray = 0.0
     n_expert_adapter_params: FloatOrArray = 0.0
     ep: FloatOrArray = 1.0
+    etp: FloatOrArray = 0.0  # expert tensor-parallel degree; 0 = follows tp (planner.formulas.moe)
 
 
 @dataclass(frozen=True)

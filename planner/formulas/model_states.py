@@ -15,6 +15,7 @@ import numpy as np
 
 from planner.formulas.activations import FloatOrArray, select
 from planner.formulas.memory_inputs import MemoryInputs
+from planner.formulas.moe import expert_tensor_degree
 from planner.formulas.recipes import Method
 
 FP32_BYTES = 4.0
@@ -108,7 +109,7 @@ def stage_parameters(p: MemoryInputs, layer: dict, has_embedding, has_head) -> d
     layers = p.n_layers / p.pp
     unit_weights, unit_trainable = layer["weight_bytes"], layer["trainable"]
     if has_experts(p):
-        expert_gathered = select(expert_shard_degree(p) > 1, 1.0 / p.ep, 0.0)
+        expert_gathered = select(expert_shard_degree(p) > 1, 1.0 / expert_split(p), 0.0)
         unit_weights = unit_weights + expert_gathered * layer["expert_weight_bytes"]
         unit_trainable = unit_trainable + expert_gathered * layer["expert_trainable"]
     return {
@@ -121,15 +122,22 @@ def stage_parameters(p: MemoryInputs, layer: dict, has_embedding, has_head) -> d
     }
 
 
+def expert_split(p: MemoryInputs):
+    """Ways the routed experts split beyond the tensor split of `layer_parameters` (which divides by tp):
+    ep · etp / tp, so a GPU holds 1/(etp·ep) of them; ep at etp = tp (`planner.formulas.moe`)."""
+    return p.ep * expert_tensor_degree(p.etp, p.tp) / p.tp
+
+
 def expert_shard_degree(p: MemoryInputs):
     """GPUs that share one copy of a routed expert's sharded states: the expert data-parallel group.
 
     Megatron-Core's distributed optimizer shards expert parameters over the expert data-parallel group,
-    dp·cp / ep ranks (parallel_state's expert-data-parallel group), because each expert lives on only those
-    ranks; at least 1 (hybrid sharding inside a node may leave fewer shards than ep).
+    tp·dp·cp / (etp·ep) ranks (parallel_state's expert-data-parallel group: world / (etp·ep·pp)), because
+    each expert shard lives on only those ranks; dp·cp / ep at etp = tp; at least 1 (hybrid sharding inside a
+    node may leave fewer shards than ep).
     """
     shard = zero_shard_degree(p.dp, p.hybrid_shard, p.gpus_per_node, p.tp, p.pp, p.cp)
-    return np.maximum(shard / p.ep, 1.0)
+    return np.maximum(shard / expert_split(p), 1.0)
 
 
 def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
@@ -153,9 +161,10 @@ def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
     gradients, 4 B per trainable parameter over the optimizer shards (DeepSpeed's fp32 gradient partition,
     the difference between its 2 + 18/N ZeRO-2 estimate and the ZeRO paper's 2 + 16/N; peers.md §3.4).
 
-    Routed experts (`expert_*` factors): a rank holds 1/ep of them, and ZeRO shards those over the expert
-    data-parallel group (shard / ep ranks), so a component that ZeRO splits d ways splits a routed expert
-    ep · max(d / ep, 1) = max(d, ep) ways, one it leaves whole ep ways. More ep never adds bytes.
+    Routed experts (`expert_*` factors): a rank holds 1/e of them, e = `expert_split` (ep at etp = tp), and
+    ZeRO shards those over the expert data-parallel group (shard / e ranks), so a component that ZeRO splits d
+    ways splits a routed expert e · max(d / e, 1) = max(d, e) ways, one it leaves whole e ways. More ep or
+    more etp never adds bytes.
     """
     scale = override_scale(p)
     shard = zero_shard_degree(p.dp, p.hybrid_shard, p.gpus_per_node, p.tp, p.pp, p.cp)
@@ -165,11 +174,8 @@ def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
     accumulates = piped | (np.asarray(p.grad_accum) > 1) | (np.asarray(p.fp32_grad_buffers) > 0)
     grad_bytes = select(accumulates & has_master, FP32_BYTES, p.grad_bytes)
     gathers = (stage >= 3) & ((shard > 1) | (np.asarray(p.offload_params) > 0))
-    splits = {
-        "weights": select(stage >= 3, shard, 1.0),
-        "grads": select((stage >= 2) & ~piped, shard, 1.0),
-        "optimizer": select(stage >= 1, shard, 1.0),
-    }
+    sharded = {"weights": stage >= 3, "grads": (stage >= 2) & ~piped, "optimizer": stage >= 1}
+    splits = {name: select(on, shard, 1.0) for name, on in sharded.items()}
     bytes_per_param = {
         "weights": select(gathers & piped, 0.0, 1.0),
         "grads": grad_bytes,
@@ -179,10 +185,12 @@ def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
     }
     factors = {"scale": scale, "unit_grads": scale * p.grad_bytes, "gathers": gathers, "piped": piped}
     experts = has_experts(p)
+    e = expert_split(p) if experts else 1.0
     for name, per_param in bytes_per_param.items():
         split = splits.get(name, splits["optimizer"])  # master and step_temp follow the optimizer's shards
         factors[name] = scale * per_param / split
-        factors[f"expert_{name}"] = scale * per_param / np.maximum(split, p.ep) if experts else 0.0
+        expert = select(sharded.get(name, sharded["optimizer"]), np.maximum(split, e), e)
+        factors[f"expert_{name}"] = scale * per_param / expert if experts else 0.0
     return factors
 
 
@@ -201,7 +209,9 @@ def stage_model_states(p: MemoryInputs, has_embedding, has_head, layer=None, fac
     layers_gathered = GATHERED_UNITS * f["scale"] * params["unit_weight_bytes"] + unit_grads
     moe = has_experts(p)
     stage_weights = (
-        params["weight_bytes"] + params["expert_weight_bytes"] / p.ep if moe else params["weight_bytes"]
+        params["weight_bytes"] + params["expert_weight_bytes"] / expert_split(p)
+        if moe
+        else params["weight_bytes"]
     )
     gathered = select(f["piped"], f["scale"] * stage_weights, layers_gathered)
     in_backward = np.asarray(p.optimizer_in_backward) > 0

@@ -40,7 +40,6 @@ FSDP_TO_ZERO: dict[str, tuple[int, bool]] = {
 # 1e16 tokens: hundreds of times the largest published runs (Llama 3: over 15e12 tokens); more is a typo.
 MAX_TRAINING_TOKENS = 1e16
 
-
 CUSTOM_MODEL = ""  # `model` left empty: the plan uses the bare `params_b` count (or an imported shape)
 
 
@@ -212,6 +211,7 @@ class Scenario(BaseModel):
     moe_capacity_factor: float = Field(**moe.FIELDS["moe_capacity_factor"])
     reduce_dtype: ci.ReduceDtype = Field(**ci.FIELDS["reduce_dtype"])
     overlap_model: ci.OverlapModel = Field(**ci.FIELDS["overlap_model"])
+    etp: int | None = Field(**moe.FIELDS["etp"])  # expert tensor parallelism (issue 14 item 1)
 
     @model_validator(mode="before")
     @classmethod
@@ -267,7 +267,7 @@ class Scenario(BaseModel):
                 related=("tp", "pp", "cp"),
             )
         check_interleaving(self.pp, self.grad_accum, self.pp_virtual_stages, self.model_shape)
-        check_expert_degree(self.ep, self.dp, self.model_shape)  # a catalogue model's experts: at resolve
+        check_expert_degree(self.ep, self.dp, self.model_shape, self.etp, self.tp)  # catalogue shape: resolve
         pt.check_post_training(self)
         if self.training_tokens > MAX_TRAINING_TOKENS:
             raise PlannerError(

@@ -3,7 +3,10 @@
 Megatron-Core places n_experts / ep whole routed experts on each expert-parallel rank, so ep must divide the
 routed expert count (`--expert-model-parallel-size`, "num_moe_experts must be divisible by
 expert_model_parallel_size"); a dense model has no experts to spread, so only ep = 1 means anything there.
-The data-parallel side of the rule (ep divides dp) needs no shape and sits in the Scenario.
+The data-parallel side of the rule (ep divides dp) needs no shape and sits in the Scenario. With an expert
+tensor-parallel degree etp (Megatron-Core's --expert-tensor-parallel-size; planner/inputs/moe_inputs.py) the
+rule is etp x ep divides tp x dp, which at etp = tp is ep | dp again; each expert's matrices split over etp
+ranks, so etp must also divide the expert width (megatron.core.utils.divide in its column-parallel linears).
 """
 
 from __future__ import annotations
@@ -19,12 +22,17 @@ def allowed_expert_degrees(n_experts: int, limit: int = 1024) -> list[int]:
     return [ep for ep in range(1, min(n_experts, limit) + 1) if n_experts % ep == 0]
 
 
-def check_expert_degree(ep: int, dp: int, shape: ModelShape | None) -> None:
+def check_expert_degree(
+    ep: int, dp: int, shape: ModelShape | None, etp: int | None = None, tp: int = 1
+) -> None:
     """The Scenario's rule: Megatron-Core carves the expert-parallel group out of the data-parallel one
-    (dp % ep == 0); with a shape at hand, also `check_expert_split`."""
-    if ep == 1:
+    (dp % ep == 0; with an expert tensor degree, `check_expert_tensor_degree`); with a shape at hand, also
+    `check_expert_split`."""
+    if etp is not None and etp != tp:
+        check_expert_tensor_degree(ep, etp, tp, dp)
+    elif ep == 1:
         return
-    if dp % ep:
+    elif dp % ep:
         divisors = ", ".join(str(d) for d in range(1, dp + 1) if dp % d == 0)
         raise PlannerError(
             "ep",
@@ -35,12 +43,40 @@ def check_expert_degree(ep: int, dp: int, shape: ModelShape | None) -> None:
             related=("n_gpus", "tp", "pp", "cp"),
         )
     if shape is not None:
-        check_expert_split(shape, ep, shape.name or "the model")
+        check_expert_split(shape, ep, shape.name or "the model", etp if etp != tp else None)
 
 
-def check_expert_split(shape: ModelShape | None, ep: int, model: str) -> None:
+def check_expert_tensor_degree(ep: int, etp: int, tp: int, dp: int) -> None:
+    """etp x ep must divide tp x dp: the expert group is a sub-group of the tp x dp ranks that hold one
+    pipeline stage and context slice (MoE Parallel Folding; module docstring). A PlannerError names `etp`
+    with the degrees that fit at this ep, or `ep` when none does."""
+    ranks = tp * dp
+    if ranks % (etp * ep) == 0:
+        return
+    fitting = [d for d in range(1, ranks + 1) if ranks % (d * ep) == 0]
+    if not fitting:
+        raise PlannerError(
+            "ep",
+            f"must divide tp x dp = {ranks} (the expert group etp x ep lives inside those GPUs)",
+            value=ep, allowed=", ".join(str(d) for d in range(1, ranks + 1) if ranks % d == 0)[:200],
+            related=("etp", "tp", "n_gpus"),
+        )  # fmt: skip
+    raise PlannerError(
+        "etp",
+        f"etp x ep = {etp * ep} must divide tp x dp = {ranks}: the expert group (etp x ep GPUs) lives inside "
+        "the tp x dp GPUs of one pipeline stage",
+        value=etp,
+        allowed=f"at ep {ep}, tp {tp}, dp {dp}: " + ", ".join(map(str, fitting)) + "; or empty to follow tp",
+        related=("ep", "tp", "n_gpus"),
+    )
+
+
+def check_expert_split(shape: ModelShape | None, ep: int, model: str, etp: int | None = None) -> None:
     """Raise a PlannerError naming `ep` when the model's routed experts do not split into ep equal groups
-    (`shape` None: a bare parameter count, which has no experts to spread)."""
+    (`shape` None: a bare parameter count, which has no experts to spread), or naming `etp` when an expert
+    tensor degree other than tp is given for a model without experts or does not divide the expert width."""
+    if etp is not None:
+        _check_expert_width(shape, etp, model)
     if ep == 1:
         return
     if shape is None:
@@ -65,6 +101,24 @@ def check_expert_split(shape: ModelShape | None, ep: int, model: str) -> None:
             allowed=allowed,
             related=("model",),
         )
+
+
+def _check_expert_width(shape: ModelShape | None, etp: int, model: str) -> None:
+    """etp splits each routed expert's width: it needs experts, and must divide their width."""
+    if shape is None or not shape.is_moe:
+        raise PlannerError(
+            "etp",
+            f"{'a bare parameter count' if shape is None else model} has no routed experts: expert tensor "
+            "parallelism does not apply",
+            value=etp, allowed="empty (follows tp) for a dense model", related=("model", "params_b"),
+        )  # fmt: skip
+    width = shape.moe_ffn_hidden or shape.ffn_hidden
+    if width % etp:
+        raise PlannerError(
+            "etp", f"must divide {model}'s expert width {width} (each GPU holds width / etp of every expert)",
+            value=etp, allowed=", ".join(str(d) for d in range(1, 1025) if width % d == 0)[:200],
+            related=("model",),
+        )  # fmt: skip
 
 
 def _moe_layers(shape: ModelShape) -> int:

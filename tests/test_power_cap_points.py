@@ -45,7 +45,8 @@ def test_the_exponent_is_the_best_of_its_family_on_the_ampere_points():
 
     def rms(exponent: float) -> float:
         misses = [
-            ((p.power_limit_w - 0.15 * p.tdp_w) / (0.85 * p.tdp_w)) ** (1 / exponent) - p.rate_frac for p in ampere
+            ((p.power_limit_w - 0.15 * p.tdp_w) / (0.85 * p.tdp_w)) ** (1 / exponent) - p.rate_frac
+            for p in ampere
         ]
         return (sum(m * m for m in misses) / len(misses)) ** 0.5
 

@@ -15,7 +15,13 @@ from planner.cases.case_file import CASE_FILE_COLUMNS, load_case_file
 from planner.cases.case_gpu import GpuMatcher
 from planner.cases.case_predict import predict_case
 from planner.cases.case_row import case_scenario
-from planner.cases.case_words import read_optimizer, read_precision, read_recompute, read_sharding
+from planner.cases.case_words import (
+    read_offload,
+    read_optimizer,
+    read_precision,
+    read_recompute,
+    read_sharding,
+)
 from planner.cases.validate import validate_cases
 from planner.catalogue.catalog import default_catalogs
 
@@ -104,6 +110,27 @@ def test_read_sharding(text, expected):
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        # DeepSpeed ZeRO-Offload (stage 2, offload_optimizer / cpu_offload): optimizer states and step on the
+        # host, parameters stay on the GPU (issue 14 item 11: the ZO-1 row's configuration)
+        ("ZeRO-2 + offload_optimizer (cpu_offload: true)", (True, False)),
+        ("ZeRO-2 + Adam offload", (True, False)),
+        ("ZeRO-Offload (stage 2)", (True, False)),
+        # FSDP's CPUOffload and DeepSpeed's offload_param move parameters and optimizer states together
+        ("FSDP + fsdp_cpu_offload", (True, True)),
+        ("DeepSpeed ZeRO-3 + CPU offload", (True, True)),
+        ("Megatron (param/grad/optimizer offload True)", (True, True)),
+        ("ZeRO-3 + offload_param + offload_optimizer", (True, True)),
+        ("FSDP FULL_SHARD", (False, False)),
+        ("", (False, False)),
+    ],
+)
+def test_read_offload(text, expected):
+    assert read_offload(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
         ("none", ("none", False)),
         ("", ("none", False)),
         ("selective", ("selective", False)),
@@ -132,6 +159,18 @@ def test_row_maps_to_a_scenario():
     # no GPU stated: no GPU figure enters the memory model, so the catalogue's first GPU stands in
     assert scenario.gpu == "H100 SXM" and "stands in" in facts.assumptions[0]
     assert (facts.statistic, facts.measured_value) == ("reserved", 82.4)
+
+
+def test_zero_offload_row_offloads_the_optimizer_alone_and_full_shard_offload_both():
+    # Issue 14 item 11: ZO-1 (DeepSpeed's ZeRO-Offload tutorial, ZeRO-2 + cpu_offload) keeps the fp16
+    # parameters on the GPU and moves the optimizer states and Adam step to the host; TTU31-6 (torchtune's
+    # fsdp_cpu_offload, FSDP CPUOffload) moves both. Reading any "offload" as both put ZO-1's parameters on the host.
+    rows = {row["case_id"]: row for row in load_case_file(CASES)}
+    zo, _ = scenario_of(rows["ZO-1"])
+    assert (zo.zero_stage, zo.offload_optimizer, zo.offload_params) == (2, True, False)
+    assert zo.offload_activations  # DeepSpeed cpu_checkpointing: the checkpoints live on the host
+    fsdp, _ = scenario_of(rows["TTU31-6-tps"])
+    assert (fsdp.zero_stage, fsdp.offload_optimizer, fsdp.offload_params) == (3, True, True)
 
 
 def test_blank_micro_batch_is_one_unless_the_notes_split_the_batch_per_stage():

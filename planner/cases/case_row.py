@@ -229,7 +229,8 @@ def _scenario_fields(row: dict[str, str], notes: list[str], gpu_precisions: list
     method = case_post.policy_method(row)
     if not row["method"]:
         notes.append(note("method"))
-    stage, hybrid, offload = words.read_sharding(row["zero_stage_or_fsdp"])
+    stage, hybrid, _ = words.read_sharding(row["zero_stage_or_fsdp"])
+    offload_optimizer, offload_params = words.read_offload(row["zero_stage_or_fsdp"])
     if stage is None:
         stage = 1 if n_gpus > 1 else 0
         notes.append(note("zero_stage_or_fsdp", f"ZeRO-{stage}"))
@@ -267,8 +268,8 @@ def _scenario_fields(row: dict[str, str], notes: list[str], gpu_precisions: list
         "precision": precision,
         "zero_stage": stage,
         "hybrid_shard": hybrid,
-        "offload_optimizer": offload,
-        "offload_params": offload,
+        "offload_optimizer": offload_optimizer,
+        "offload_params": offload_params,
         "offload_activations": offload_activations,
         "optimizer_in_backward": words.optimizer_in_backward(row["optimizer"]),
         "recompute": recompute,

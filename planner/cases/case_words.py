@@ -74,6 +74,29 @@ def read_sharding(cell: str) -> tuple[int | None, bool, bool]:
     return stage, "hybrid" in low, "offload" in low
 
 
+# Words that name the optimizer as what is offloaded ("ZeRO-2 + offload_optimizer", "Adam offload", DeepSpeed's
+# ZeRO-Offload, its CPU Adam), and words that name the parameters ("offload_param", FSDP's CPUOffload, which
+# moves parameters and optimizer states together).
+_OPTIMIZER_OFFLOAD_WORDS = ("optimizer", "adam", "zero-offload", "zero offload")
+_PARAM_OFFLOAD_WORDS = ("param", "fsdp")
+
+
+def read_offload(cell: str) -> tuple[bool, bool]:
+    """(offload_optimizer, offload_params) from the sharding cell, e.g. "ZeRO-2 + offload_optimizer (cpu)".
+
+    A cell that names only the optimizer as offloaded (DeepSpeed ZeRO-Offload at stage 1-2: optimizer states
+    and step on the host, parameters on the GPU) offloads the optimizer alone; any other offload wording
+    ("FSDP + fsdp_cpu_offload", "ZeRO-3 + CPU offload", "param/grad/optimizer offload") moves both.
+    """
+    low = cell.lower()
+    if "offload" not in low:
+        return False, False
+    optimizer_only = any(word in low for word in _OPTIMIZER_OFFLOAD_WORDS) and not any(
+        word in low for word in _PARAM_OFFLOAD_WORDS
+    )
+    return True, not optimizer_only
+
+
 def read_recompute(cell: str) -> tuple[str, bool]:
     """(Scenario.recompute, activation offload) from e.g. "selective (per-op SAC)" or "full + offloading"."""
     low = cell.lower()

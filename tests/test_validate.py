@@ -59,7 +59,7 @@ def rows_of(report: dict, *categories: str) -> list[dict]:
 def test_json_structure_is_exactly_the_contract(bundled_cases):
     result = validate_cases(bundled_cases, CATS)
     assert set(result) == {"rows", "summary"}
-    assert len(result["rows"]) == len(bundled_cases) == 146  # every row of the bundled file, in file order
+    assert len(result["rows"]) == len(bundled_cases) == 150  # every row of the bundled file, in file order
     assert [row["case_id"] for row in result["rows"]] == [case["case_id"] for case in bundled_cases]
     for row in result["rows"]:
         assert tuple(row) == ROW_KEYS
@@ -271,8 +271,8 @@ def test_cli_table_lists_rows_then_the_summary():
     assert lines[0].split()[:2] == ["case_id", "category"]
     assert sum(line.startswith("KO-") for line in lines) == 8  # Korthikanti's eight timed iterations
     assert lines[-2].split()[:3] == ["category", "n", "n_skipped"]
-    # 9 training rows (MPT7B-1 added for issue 14) + 17 post-training (issue 16)
-    assert lines[-1].split()[:3] == ["time", "26", "14"]
+    # 13 training rows (MPT7B-1, QWEN-QL-1..3 and ZO-1 added for issue 14) + 17 post-training (issue 16)
+    assert lines[-1].split()[:3] == ["time", "30", "14"]
 
 
 def _write(path: Path, header: list[str], rows: list[dict[str, str]]) -> Path:

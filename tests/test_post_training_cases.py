@@ -54,15 +54,17 @@ def test_every_post_training_row_predicted_or_skipped_with_a_reason(cases, repor
         else:
             assert result["predicted"] > 0 and result["skipped_reason"] is None
     predicted = sorted(abs(r["rel_error"]) for r in results if r["rel_error"] is not None)
-    # DSC-07..11 and TRL-01 have every figure the model needs; ORLHF-04/05 put each model on GPUs of its own
-    assert len(predicted) >= 6
+    # DSC-07..11 and TRL-01 have every figure the model needs; DSC-01/03/04/05 take their batch from the
+    # DeepSpeed-Chat script e2e_rlhf.py runs for them (data/README.md); ORLHF-01..05 put each model on GPUs of its own
+    assert len(predicted) >= 10
     group = post_training_summary(report["rows"], cases)
     assert group["n"] == 21 and group["n_skipped"] == 21 - len(predicted)
     middle = len(predicted) // 2
     expected = predicted[middle] if len(predicted) % 2 else (predicted[middle - 1] + predicted[middle]) / 2
     assert group["median_abs_rel_error"] == pytest.approx(expected)
     print(f"post-training rows: {len(predicted)} predicted, median |error| {expected:.1%} (target 25 %)")
-    assert expected <= 0.25  # issue 16's target: 24.3 % over DSC-07..11 and TRL-01 when this was written
+    # issue 16's target: 24.3 % over DSC-07..11 and TRL-01 when this was written, 23.5 % with DSC-01/03/04/05
+    assert expected <= 0.25
 
 
 def test_rl_step_row_is_read_as_one_rollout_step(cases) -> None:

@@ -54,15 +54,17 @@ def test_every_post_training_row_predicted_or_skipped_with_a_reason(cases, repor
         else:
             assert result["predicted"] > 0 and result["skipped_reason"] is None
     predicted = sorted(abs(r["rel_error"]) for r in results if r["rel_error"] is not None)
-    # DSC-07..11 and TRL-01 have every figure the model needs; ORLHF-04/05 put each model on GPUs of its own
-    assert len(predicted) >= 6
+    # DSC-07..11 and TRL-01 have every figure the model needs; DSC-01/03/04/05 take their batch from the
+    # DeepSpeed-Chat script e2e_rlhf.py runs for them (data/README.md); ORLHF-01..05 put each model on GPUs of its own
+    assert len(predicted) >= 10
     group = post_training_summary(report["rows"], cases)
     assert group["n"] == 21 and group["n_skipped"] == 21 - len(predicted)
     middle = len(predicted) // 2
     expected = predicted[middle] if len(predicted) % 2 else (predicted[middle - 1] + predicted[middle]) / 2
     assert group["median_abs_rel_error"] == pytest.approx(expected)
     print(f"post-training rows: {len(predicted)} predicted, median |error| {expected:.1%} (target 25 %)")
-    assert expected <= 0.25  # issue 16's target: 24.3 % over DSC-07..11 and TRL-01 when this was written
+    # issue 16's target: 24.3 % over DSC-07..11 and TRL-01 when this was written, 23.5 % with DSC-01/03/04/05
+    assert expected <= 0.25
 
 
 def test_rl_step_row_is_read_as_one_rollout_step(cases) -> None:
@@ -191,3 +193,12 @@ def test_a_stated_dropout_keeps_its_masks(cases) -> None:
     with_masks = evaluated(made[0], CATS)[1]["allocated_peak_bytes"]
     without = evaluated(made[0].updated(dropout=False), CATS)[1]["allocated_peak_bytes"]
     assert float(with_masks) > float(without)
+
+
+def test_a_gptq_based_qlora_row_is_scored_but_feeds_no_preset(cases) -> None:
+    """The QLoRA presets are NF4's (torchtune rows); Qwen's Q-LoRA rows run over GPTQ int4 checkpoints, whose
+    kernels are another family's: scored by validate, but their speed never sets the NF4 presets."""
+    by_id = {row["case_id"]: row for row in cases}
+    for case_id in ("QWEN-QL-1", "QWEN-QL-2", "QWEN-QL-3"):
+        assert "GPTQ" in by_id[case_id]["precision"] and not feeds_presets(by_id[case_id])
+    assert feeds_presets(by_id["TTU31-5-tps"]) and feeds_presets(by_id["TTU32-10-tps"])  # NF4 QLoRA

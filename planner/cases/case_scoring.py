@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from planner.cases import case_post
+from planner.cases import case_post, case_words
 from planner.cases.case_predict import case_efficiency
 from planner.cases.case_row import CaseFacts
 from planner.catalogue.catalog import Catalogs
@@ -30,8 +30,11 @@ def feeds_presets(row: Mapping[str, str]) -> bool:
     """A throughput or time row of supervised fine-tuning or pre-training. Post-training rows (a preference
     or RL objective in `method`, issue 16) never feed the presets: their step holds generation, scoring and
     other models' work beside the policy's training, so the utilisation they imply is not the training
-    efficiency the presets hold (and a PPO row's decode-bound generation would drag every preset down)."""
-    return row["category"] in PRESET_CATEGORIES and case_post.objective(row) == "sft"
+    efficiency the presets hold (and a PPO row's decode-bound generation would drag every preset down).
+    A QLoRA row over a GPTQ or AWQ int4 base is scored but feeds nothing either: the QLoRA presets are those of
+    NF4 bases (torchtune rows), and another kernel family's speed is not theirs."""
+    sft = row["category"] in PRESET_CATEGORIES and case_post.objective(row) == "sft"
+    return sft and not case_words.other_4bit_base(row)
 
 
 def source_of(row: Mapping[str, str]) -> str:

@@ -233,3 +233,13 @@ def dropout_on(notes: str) -> bool | None:
     """Whether the notes state a dropout above 0 (its masks are kept for backward); None when they state none."""
     found = _DROPOUT.search(notes.lower())
     return None if found is None else float(found.group(1)) > 0
+
+
+# 4-bit bases whose dequantisation kernels are not bitsandbytes/torchao NF4 (the QLoRA the planner models:
+# planner/formulas/adapter_time.py): GPTQ (auto-gptq) and AWQ int4 checkpoints.
+OTHER_4BIT_BASES = ("gptq", "awq")
+
+
+def other_4bit_base(row: Mapping[str, Any]) -> bool:
+    """The row's quantised base is GPTQ or AWQ int4, said in its precision cell (Qwen's Q-LoRA rows)."""
+    return any(word in text(row, "precision").lower() for word in OTHER_4BIT_BASES)

@@ -273,3 +273,23 @@ def test_latent_attention_caches_its_latent_not_per_head_keys_and_values() -> No
     # layer, 2 bytes: 61 × 576 × 2 = 70,272 B per token (the per-head form, 128 heads × 2 × 192, would be 66×)
     assert gen.kv_cache_bytes_per_token(61, 512 + 64) == 70_272
     assert gen.kv_cache_bytes_per_token(32, 2 * 8 * 128) == gen.kv_cache_bytes_per_seq(32, 8, 128, 1)
+
+
+def test_an_eager_engine_beside_the_trainer_grows_into_the_memory_training_leaves() -> None:
+    """An eager colocated engine (DeepSpeed-Chat's hybrid engine, Hugging Face generate) keeps no pool: its
+    KV cache takes what the trainer's kept states leave while it generates, and nothing while training runs.
+    LoRA GRPO on Llama 3.1 8B, 8 H100 SXM (79.65 GiB), 8,192 sequences of 1,000 tokens per rollout."""
+    lora = dict(method="lora", micro_batch=8, grad_accum=16, completion_tokens=512, rollout_prompts=1024)
+    eager = estimate(plan(post_training="grpo", generation_engine="eager", **lora), CATS)  # type: ignore[arg-type]
+    pooled = estimate(plan(post_training="grpo", **lora), CATS)  # type: ignore[arg-type]
+    vram, weights = 79.65 * GIB, LLAMA_8B_PARAMS * 2.0  # the engine's 16-bit weights at generation TP 1
+    per_seq = 1_000 * 131_072  # the default 1,000 tokens an example (488 prompt + 512 completion) × 128 KiB
+    trainer = eager.generation_phase_gib * GIB - eager.kv_cache_gib * GIB - weights  # kept states + slack
+    room = vram - trainer
+    assert 0 < room - weights < 8192 / 8 * per_seq  # the room binds: fewer than the 1,024 per replica fit
+    assert eager.concurrent_sequences == np.floor((room - weights) / per_seq)
+    assert eager.kv_cache_gib * GIB == pytest.approx(eager.concurrent_sequences * per_seq, rel=1e-12)
+    assert eager.peak_gib_per_device * GIB == pytest.approx(vram, rel=0.01)  # it fills the device, no more
+    # vLLM's pool (TRL's colocate default 0.3) holds fewer sequences and stays awake through training:
+    assert pooled.concurrent_sequences < eager.concurrent_sequences
+    assert pooled.training_phase_gib - eager.training_phase_gib == pytest.approx(0.3 * 79.65, rel=1e-9)

@@ -49,6 +49,9 @@ are trained. Any objective combines with any method: LoRA DPO, QLoRA GRPO.
   completion) tokens. The engine holds as many sequences at once as its memory share holds after its 16-bit
   weights (vLLM's gpu_memory_utilization: {COLOCATED_ENGINE_MEMORY_FRAC:g} by default when it shares the
   training GPUs, TRL's colocate default; {DEDICATED_ENGINE_MEMORY_FRAC:g} on GPUs of its own, vLLM's default).
+  An **eager** engine beside the trainer (DeepSpeed-Chat's hybrid engine, Hugging Face generate) keeps no pool:
+  unless a share is given, its KV cache takes whatever the trainer's kept states leave while it generates, and
+  it holds nothing while the policy trains.
 - **Generation time**: the prompts are processed (prefill) at the compute rate, 2 × active parameters FLOPs per
   prompt token. Each generated token is **bound by memory bandwidth**: a decode step reads the weights once for
   all sequences in flight plus each sequence's KV cache, at {GENERATION_BANDWIDTH_FRAC:.0%} of the datasheet

@@ -155,12 +155,16 @@ def _engine_inputs(s: Scenario) -> None:
     )
     number_entry("Generation tensor parallel", "generation_tp", help="GPUs per generation engine replica.")
     default_share = DEDICATED_ENGINE_MEMORY_FRAC if s.generation_gpus else COLOCATED_ENGINE_MEMORY_FRAC
+    placeholder = f"{default_share} ({'dedicated' if s.generation_gpus else 'colocated'})"
+    if s.generation_engine == "eager" and not s.generation_gpus:
+        placeholder = "what training leaves (eager, colocated)"
     number_entry(
         ENGINE_SHARE_LABEL,
         "generation_memory_frac",
-        placeholder=f"{default_share} ({'dedicated' if s.generation_gpus else 'colocated'})",
+        placeholder=placeholder,
         help="The engine's share of each generating GPU's memory, for its weights and KV cache (vLLM's "
-        "gpu_memory_utilization): 0.3 when colocated (TRL's colocate default), 0.9 on GPUs of its own.",
+        "gpu_memory_utilization): 0.3 when colocated (TRL's colocate default), 0.9 on GPUs of its own. An "
+        "eager engine beside the trainer keeps no pool: left empty, it takes what training leaves free.",
     )
     if s.generation_gpus == 0:
         bound(

@@ -90,7 +90,8 @@ def with_generation(grid: LayoutGrid, pairs: np.ndarray, base: Scenario) -> Layo
     generating = pairs[first[rows] + offsets, 1]
     columns = {name: values[rows] for name, values in grid.columns.items()}
     columns["n_generation_gpus"] = generating
-    columns["generation_memory_frac"] = engine_memory_frac(base.generation_memory_frac, generating)
+    eager = base.generation_engine == "eager"
+    columns["generation_memory_frac"] = engine_memory_frac(base.generation_memory_frac, generating, eager)
     return LayoutGrid(
         columns,
         target_sequences=grid.target_sequences,

@@ -47,6 +47,12 @@ GRPO_SAMPLES_PER_PROMPT = 8
 # "vLLM integration", colocate mode).
 DEDICATED_ENGINE_MEMORY_FRAC = 0.9
 COLOCATED_ENGINE_MEMORY_FRAC = 0.3
+# An eager engine beside the trainer (DeepSpeed-Chat's hybrid engine, Hugging Face generate in TRL or OpenRLHF
+# without vLLM) reserves no pool: its KV cache is allocated as the sequences grow, in whatever memory the
+# trainer's kept states leave. Hugging Face generate drops the cache when it returns; DeepSpeed-Chat's hybrid
+# engine frees its inference workspace for training with `--release_inference_cache`, which this rule assumes
+# (without it the workspace stays through training). NaN marks "no fixed share" (planner.post.phases.without_pool).
+EAGER_COLOCATED_ENGINE_MEMORY_FRAC = float("nan")
 # Decode streams the weights and KV cache from GPU memory. Serving stacks reach 60-85 % of the datasheet
 # bandwidth on large batches; a training framework's embedded engine (CUDA graphs off, weights resharded
 # every step) sits at the low end, so 0.6 is the stated judgement, an input for anyone who measured theirs.
@@ -88,7 +94,10 @@ FIELDS: dict[str, dict[str, Any]] = {
         "default": None,
         "ge": 0.01,
         "le": 1,
-        "description": "engine's share of GPU memory (vLLM gpu_memory_utilization); empty = 0.3 / 0.9",
+        "description": (
+            "engine's share of GPU memory (vLLM gpu_memory_utilization); empty = 0.3 colocated (an eager "
+            "engine: what training leaves) / 0.9 on GPUs of its own"
+        ),
     },
     "generation_sleeps": {
         "default": False,

@@ -136,7 +136,9 @@ def post_training_columns(
         n_rollout_prompts=math.nan if s.rollout_prompts is None else float(s.rollout_prompts),
         n_generation_gpus=float(s.generation_gpus if online else 0),
         generation_tp=float(s.generation_tp),
-        generation_memory_frac=engine_memory_frac(s.generation_memory_frac, s.generation_gpus),
+        generation_memory_frac=engine_memory_frac(
+            s.generation_memory_frac, s.generation_gpus, s.generation_engine == "eager"
+        ),
         generation_sleeps=float(s.generation_sleeps),
         generation_bandwidth_frac=s.generation_bandwidth_frac,
         layer_launch_s=pt.EAGER_DECODE_S_PER_LAYER if s.generation_engine == "eager" else 0.0,
@@ -150,10 +152,12 @@ def _reward_name(s: Scenario) -> str:
     return s.reward_model
 
 
-def engine_memory_frac(given: float | None, generation_gpus: Any) -> Any:
+def engine_memory_frac(given: float | None, generation_gpus: Any, eager: bool = False) -> Any:
     """The engine's share of each generating GPU's memory: the one given, else the default of a colocated
-    or a dedicated engine (a float, or an array for the plan search's generation counts)."""
+    or a dedicated engine (a float, or an array for the plan search's generation counts). A colocated eager
+    engine keeps no pool (NaN, `planner.post.phases.without_pool`): it grows into what training leaves."""
     dedicated = np.asarray(generation_gpus, dtype=float) > 0
-    default = np.where(dedicated, pt.DEDICATED_ENGINE_MEMORY_FRAC, pt.COLOCATED_ENGINE_MEMORY_FRAC)
+    colocated = pt.EAGER_COLOCATED_ENGINE_MEMORY_FRAC if eager else pt.COLOCATED_ENGINE_MEMORY_FRAC
+    default = np.where(dedicated, pt.DEDICATED_ENGINE_MEMORY_FRAC, colocated)
     share = default if given is None else np.full(dedicated.shape, given)
     return float(share) if share.ndim == 0 else share

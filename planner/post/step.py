@@ -10,7 +10,6 @@ optimizer step for the offline objectives; the per-step timeline (`step_*_s`) is
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -19,11 +18,11 @@ from planner.columns import Columns
 from planner.formulas import generation as gen
 from planner.formulas import post_training as post
 from planner.formulas.comm import BYTES_PER_GB, effective_pcie_gb_per_s, intra_node_link_gb_per_s
-from planner.formulas.memory import MemoryBreakdown, MemoryInputs, memory_per_gpu
+from planner.formulas.memory import MemoryBreakdown, MemoryInputs
 from planner.formulas.recipes import PostTraining
+from planner.post.phases import engine_room_bytes, frozen_bytes, memory_outputs, trainer_phases, without_pool
 
 Outputs = dict[str, Any]
-PHASE_GENERATION = 2.0  # planner.formulas.recipes.PEAK_PHASE_NAMES
 
 
 def is_sft(c: Columns) -> bool:
@@ -49,44 +48,8 @@ def policy_view(c: Columns) -> Columns:
     )
 
 
-def _value_inputs(c: Columns, inputs: MemoryInputs) -> MemoryInputs:
-    """The memory model's inputs for the value model: its own width and depth, a one-number head, trained
-    like the policy (its LoRA adapters in proportion to its size)."""
-    p, m = c.post, c.model
-    share = p.n_value_params / np.maximum(m.n_params, 1.0)
-    return replace(
-        inputs,
-        n_params=p.n_value_params,
-        n_embedding_params=p.n_value_embedding_params,
-        n_head_params=p.value_hidden_size,
-        n_layers=p.n_value_layers,
-        hidden=p.value_hidden_size,
-        n_heads=p.n_value_heads,
-        n_kv_heads=p.n_value_kv_heads,
-        head_dim=p.value_head_dim,
-        ffn_hidden=p.value_ffn_hidden_size,
-        vocab=1.0,
-        n_adapter_params=inputs.n_adapter_params * share,
-        n_expert_params=0.0,
-        n_expert_adapter_params=0.0,
-    )
-
-
-def _resident(b: MemoryBreakdown) -> Any:
-    """States kept between steps on the GPU: weights, optimizer states and the master copy."""
-    return b.weights_bytes + b.optimizer_bytes + b.master_bytes
-
-
-def _value_memory(c: Columns, inputs: MemoryInputs) -> tuple[Any, Any]:
-    """(peak allocated, resident) bytes of the value model's training on one GPU; zeros without one."""
-    if not np.any(np.asarray(c.post.n_value_params) > 0):
-        return 0.0, 0.0
-    value = memory_per_gpu(_value_inputs(c, inputs))
-    has = np.asarray(c.post.n_value_params) > 0
-    return np.where(has, value.allocated_peak_bytes, 0.0), np.where(has, _resident(value), 0.0)
-
-
-def _engine(c: Columns, rollout_seqs: Any) -> gen.Engine:
+def _engine(c: Columns, rollout_seqs: Any, room_bytes: Any) -> gen.Engine:
+    """The engine of one replica; one without a pool of its own has the room the trainer leaves."""
     p, m, g = c.post, c.model, c.gpu
     generating = np.where(p.n_generation_gpus > 0, p.n_generation_gpus, c.layout.n_gpus)
     replicas = np.maximum(np.floor(generating / p.generation_tp), 1.0)
@@ -99,7 +62,7 @@ def _engine(c: Columns, rollout_seqs: Any) -> gen.Engine:
         sequences=rollout_seqs / replicas,
         prompt_tokens=p.prompt_tokens,
         completion_tokens=np.maximum(p.completion_tokens, 1.0),
-        engine_bytes=p.generation_memory_frac * g.vram_bytes,
+        engine_bytes=np.where(without_pool(c), room_bytes, p.generation_memory_frac * g.vram_bytes),
         peak_flops_per_s=g.peak_flops_per_s,
         utilisation_frac=g.utilisation_frac,
         memory_gb_per_s=g.memory_gb_per_s,
@@ -116,7 +79,7 @@ def _sync_link_gb_per_s(c: Columns) -> Any:
     return np.where(one_node, intra, np.minimum(intra, lay.inter_node_gb_per_s))
 
 
-def _rollouts(c: Columns, out: Outputs) -> Outputs:
+def _rollouts(c: Columns, out: Outputs, room_bytes: Any) -> Outputs:
     """Per rollout step and over the run: generation, weight hand-over, KV cache, sequences in flight."""
     p, lay, w = c.post, c.layout, c.workload
     online = np.asarray(p.online) > 0
@@ -127,7 +90,11 @@ def _rollouts(c: Columns, out: Outputs) -> Outputs:
         np.maximum(batch_seqs / p.n_samples_per_prompt, 1.0),
         p.n_rollout_prompts,
     )
-    engine = _engine(c, per_rollout * p.n_samples_per_prompt)
+    engine = _engine(c, per_rollout * p.n_samples_per_prompt, room_bytes)
+    # a pool holds its whole share; an engine without one holds its weights and the KV cache in flight
+    held = np.where(
+        without_pool(c), gen.engine_weight_bytes(engine) + gen.kv_cache_bytes(engine), engine.engine_bytes
+    )
     n_rollouts = np.where(online, prompts_total / per_rollout, 0.0)
     generation_step_s = np.where(online, gen.generation_s(engine), 0.0)
     sync_step_s = np.where(
@@ -138,7 +105,7 @@ def _rollouts(c: Columns, out: Outputs) -> Outputs:
         "rollout_prompts": np.where(online, per_rollout, 0.0),
         "concurrent_sequences": np.where(online, gen.concurrent_sequences(engine), 0.0),
         "kv_cache_bytes": np.where(online, gen.kv_cache_bytes(engine), 0.0),
-        "generation_engine_bytes": np.where(online, engine.engine_bytes, 0.0),
+        "generation_engine_bytes": np.where(online, held, 0.0),
         "generation_time_s": n_rollouts * generation_step_s,
         "weight_sync_time_s": n_rollouts * sync_step_s,
     }
@@ -158,66 +125,10 @@ def _forwards_s(c: Columns, utilisation_frac: Any) -> tuple[Any, Any]:
     return scoring / rate, post.train_flops(p.n_value_params, tokens) / rate
 
 
-def _frozen_bytes(c: Columns, n_params: Any) -> Any:
-    """Per GPU: a frozen model's weights at the frozen dtype, split like the policy."""
-    lay = c.layout
-    return post.frozen_model_bytes(
-        n_params, c.post.frozen_bytes_per_param, lay.tp, lay.pp, lay.dp, lay.zero_stage
-    )
-
-
 def _reference_stream_s(c: Columns, out: Outputs, host_shard_bytes: Any) -> Any:
     """An offloaded reference streams its weight shard in over PCIe for every micro-batch it scores."""
     passes = out["n_steps"] * c.layout.n_micro_batches * c.post.reference_tokens_per_token
     return passes * host_shard_bytes / (effective_pcie_gb_per_s(c.gpu.pcie_gb_per_s) * BYTES_PER_GB)
-
-
-def _memory(
-    c: Columns,
-    out: Outputs,
-    breakdown: MemoryBreakdown,
-    inputs: MemoryInputs,
-    rollouts: Outputs,
-    host_reference: Any,
-) -> Outputs:
-    p, lay = c.post, c.layout
-    reference, reward = _frozen_bytes(c, p.n_reference_gpu_params), _frozen_bytes(c, p.n_reward_params)
-    frozen_on_gpu = reference + reward
-    value_peak, value_resident = _value_memory(c, inputs)
-    colocated = (np.asarray(p.online) > 0) & (np.asarray(p.n_generation_gpus) == 0)
-    phases = post.Phases(
-        policy_peak=breakdown.allocated_peak_bytes,
-        policy_resident=_resident(breakdown),
-        value_peak=value_peak,
-        value_resident=value_resident,
-        frozen=frozen_on_gpu,
-        engine=np.where(colocated, rollouts["generation_engine_bytes"], 0.0),
-        engine_sleeps=p.generation_sleeps,
-        fragmentation_frac=lay.fragmentation_frac,
-        overhead=lay.overhead_bytes,
-    )
-    training = post.training_phase_bytes(phases)
-    generating = np.where(colocated, post.generation_phase_bytes(phases), 0.0)
-    shaped = c.model.has_shape > 0
-    peak = np.where(shaped, np.maximum(training, generating), np.nan)
-    allocated: Any = np.where(
-        generating > training, post.generation_allocated_bytes(phases), post.training_allocated_bytes(phases)
-    )
-    engine_fits = (np.asarray(p.online) == 0) | (rollouts["concurrent_sequences"] >= 1.0)
-    return {
-        "reference_model_bytes": reference,
-        "reward_model_bytes": reward,
-        "value_model_bytes": value_resident,
-        "training_phase_bytes": training,
-        "generation_phase_bytes": generating,
-        "peak_bytes": peak,
-        "allocated_peak_bytes": np.where(shaped, allocated, np.nan),
-        "reserved_peak_bytes": np.where(shaped, allocated * (1.0 + lay.fragmentation_frac), np.nan),
-        "peak_phase": np.where(generating > training, PHASE_GENERATION, out["peak_phase"]),
-        "headroom_bytes": c.gpu.vram_bytes - peak,
-        "host_offload_bytes": out["host_offload_bytes"] + host_reference,
-        "generation_fits": engine_fits.astype(float),
-    }
 
 
 # The figures this module adds, at their neutral values for supervised fine-tuning.
@@ -253,9 +164,10 @@ def post_training_outputs(
 
 def _post_outputs(c: Columns, out: Outputs, breakdown: MemoryBreakdown, inputs: MemoryInputs) -> Outputs:
     g = c.gpu
-    rollouts = _rollouts(c, out)
-    host_reference = _frozen_bytes(c, c.post.n_reference_host_params)  # an offloaded reference's shard
-    memory = _memory(c, out, breakdown, inputs, rollouts, host_reference)
+    trainer = trainer_phases(c, breakdown, inputs)
+    rollouts = _rollouts(c, out, engine_room_bytes(c, trainer))
+    host_reference = frozen_bytes(c, c.post.n_reference_host_params)  # an offloaded reference's shard
+    memory = memory_outputs(c, out, trainer, rollouts, host_reference)
     stream_s = _reference_stream_s(c, out, host_reference)
     added = {}
     for key, utilisation in (

@@ -7,7 +7,8 @@ is the larger of two phases (peers.md §5.5; llm-analysis's peak, §3.1):
   when gradients outlive a micro-batch (gradient accumulation, optimizer-in-backward);
 - optimizer step (code 1): weights + gradients + optimizer + master + the fp32 gradient copy a master
   update reads (`planner.formulas.model_states`). Fused optimizers (torch `fused=True`, DeepSpeed FusedAdam, the
-  torchtitan and torchtune defaults) update in place, so no other temporary is charged.
+  torchtitan and torchtune defaults) update in place, so no other temporary is charged; torch.optim's foreach
+  step (its CUDA default when no implementation is named) adds one parameter-sized temporary.
 The reported pipeline stage is the worse of the first (embedding; min(micro-batches, pp) micro-batches in
 flight under 1F1B, more when interleaved: `planner.formulas.pipeline`) and the last (head and logits); with
 pp = 1 they are the same GPU. On top of the allocated peak: reserved = allocated × (1 + fragmentation) and device memory = reserved + overhead.

@@ -88,3 +88,31 @@ def test_peft_full_fine_tune_row_is_read_as_foreach():
     made = case_scenario(dict(checked_rows([("PEFT-1", rows["PEFT-1"])])[0]), cats, GpuMatcher(cats))
     assert not isinstance(made, str)
     assert made[0].optimizer_foreach is True
+
+
+def test_optimizer_foreach_travels_in_share_links_and_cli_and_reaches_the_estimate():
+    from planner import Scenario
+    from planner.cli.cli_args import flag_name
+    from planner.estimate import estimate
+    from planner.inputs.query import scenario_from_query, scenario_to_query
+
+    chosen = Scenario(optimizer_foreach=True)
+    back, notices = scenario_from_query(scenario_to_query(chosen))
+    assert (back.optimizer_foreach, notices) == (True, [])
+    assert flag_name("optimizer_foreach") == "--optimizer-foreach"
+    # The default plan (8B full bf16 mixed AdamW, FSDP over 8 GPUs) steps its 1/8 shard of the fp32 master
+    # copy: the temporary is 4 B × parameters / 8, on top of the fp32 gradient copy of the same size.
+    cats = default_catalogs()
+    off, on = estimate(Scenario(), cats), estimate(chosen, cats)
+    assert on.optimizer_step_temp_gib == pytest.approx(2 * off.optimizer_step_temp_gib, rel=1e-9)
+
+
+def test_app_checkbox_sets_optimizer_foreach(app):
+    from ui.state import SCENARIO_KEY
+    from ui.training_setup import OPEN_KEY
+
+    app.session_state[OPEN_KEY] = True  # the sidebar's training setup draws its inputs only while open
+    app.switch_page("app_pages/compute.py").run()
+    app.checkbox(key="w.optimizer_foreach").check().run()
+    assert not app.exception
+    assert app.session_state[SCENARIO_KEY].optimizer_foreach is True

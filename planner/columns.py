@@ -117,6 +117,7 @@ class LayoutColumns:
     lora_all_linear: Column  # flag: the MLP matrices are adapted too
     lora_dropout: Column  # flag: adapters keep a dropped input copy and a mask
     fp32_grad_buffers: Column  # flag: gradients in fp32 buffers for the whole step
+    optimizer_foreach: Column  # flag: torch.optim foreach step, a parameter-sized temporary
     ep: Column  # expert parallelism (issue 14 item 1): GPUs the routed experts are spread over, out of dp
     moe_capacity_factor: Column = 1.0  # the busiest expert-parallel rank's load over the average
     # communication as frameworks do it (issue 14 item 6): bytes per gradient element reduced, 0 = auto
@@ -293,6 +294,7 @@ def memory_inputs(c: Columns) -> MemoryInputs:
         lora_all_linear=lay.lora_all_linear,
         lora_dropout=lay.lora_dropout,
         fp32_grad_buffers=lay.fp32_grad_buffers,
+        optimizer_foreach=lay.optimizer_foreach,
         **{name: getattr(m, name) for name in ("n_expert_params", "n_expert_adapter_params")},
         ep=lay.ep,
         etp=lay.etp,

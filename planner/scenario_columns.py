@@ -134,6 +134,7 @@ def layout_columns(s: Scenario) -> LayoutColumns:
         lora_all_linear=float(s.lora_targets == "all_linear"),
         lora_dropout=float(s.lora_dropout),
         fp32_grad_buffers=float(s.fp32_grad_buffers),
+        optimizer_foreach=float(s.optimizer_foreach),
         ep=float(s.ep),
         moe_capacity_factor=s.moe_capacity_factor,
         reduce_bytes_per_param=REDUCE_DTYPE_BYTES[s.reduce_dtype],

@@ -25,6 +25,7 @@ FLAGS = {
     "lora_all_linear",  # memory tails (issue 14 item 9)
     "lora_dropout",
     "fp32_grad_buffers",
+    "optimizer_foreach",
     "overlap_windows",  # communication (issue 14 item 6): overlap_model "windows"
     "hybrid_shard",
     "sequence_parallel",

@@ -251,5 +251,13 @@ def _memory_inputs() -> None:
     bound(st.checkbox, "Fused / chunked cross-entropy", "fused_cross_entropy")
     bound(st.checkbox, "Offload optimizer to CPU", "offload_optimizer")
     bound(st.checkbox, "Offload parameters to CPU", "offload_params")
+    bound(
+        st.checkbox,
+        "Optimizer step is torch.optim's foreach",
+        "optimizer_foreach",
+        help="Plain torch.optim with neither foreach nor fused set runs its foreach step on CUDA, which holds "
+        "one temporary the size of the parameters it updates; torchtitan, torchtune and DeepSpeed use fused "
+        "in-place kernels (off).",
+    )
     number_entry("Framework overhead per GPU (GiB)", "overhead_gib")
     number_entry("Allocator fragmentation (share)", "fragmentation_frac")

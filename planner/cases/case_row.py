@@ -272,6 +272,7 @@ def _scenario_fields(row: dict[str, str], notes: list[str], gpu_precisions: list
         "offload_params": offload_params,
         "offload_activations": offload_activations,
         "optimizer_in_backward": words.optimizer_in_backward(row["optimizer"]),
+        "optimizer_foreach": words.optimizer_foreach(row["optimizer"]),
         "recompute": recompute,
         # frameworks that offer TP pair it with sequence parallelism (Megatron-LM, torchtitan)
         "sequence_parallel": tp > 1,

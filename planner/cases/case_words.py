@@ -140,6 +140,15 @@ def optimizer_in_backward(cell: str) -> bool:
     return "in_bwd" in low or "in backward" in low
 
 
+def optimizer_foreach(cell: str) -> bool:
+    """A plain torch.optim optimizer ("AdamW (torch)") with no implementation named: torch then picks its
+    foreach step on CUDA (torch/optim/optimizer.py `_foreach_doc`); fused, 8-bit, paged, CPU and
+    DeepSpeed/Megatron optimizers are not it."""
+    low = cell.lower()
+    others = ("fused", "8bit", "8-bit", "paged", "cpu", "deepspeed", "megatron", "for-loop")
+    return "(torch" in low and not any(word in low for word in others)
+
+
 def power_capped(gpu_cell: str) -> bool:
     """A GPU run below its datasheet clocks ("500W power limit"): its rates follow the limit."""
     low = gpu_cell.lower()

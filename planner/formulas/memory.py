@@ -3,11 +3,12 @@
 Model states come from `planner.formulas.model_states`, activations and logits from `planner.formulas.activations`. The peak
 is the larger of two phases (peers.md §5.5; llm-analysis's peak, §3.1):
 - forward/backward (code 0): weights + optimizer + master (kept between steps) + ZeRO-3 gathered weights
-  + max(activations + logits, gradients), since gradients grow as backward frees activations; their sum
+  + max(kept activations + max(rebuilt layer, logits), gradients) (`_transient`), since gradients grow as backward frees activations; their sum
   when gradients outlive a micro-batch (gradient accumulation, optimizer-in-backward);
 - optimizer step (code 1): weights + gradients + optimizer + master + the fp32 gradient copy a master
   update reads (`planner.formulas.model_states`). Fused optimizers (torch `fused=True`, DeepSpeed FusedAdam, the
-  torchtitan and torchtune defaults) update in place, so no other temporary is charged.
+  torchtitan and torchtune defaults) update in place, so no other temporary is charged; torch.optim's foreach
+  step (its CUDA default when no implementation is named) adds one parameter-sized temporary.
 The reported pipeline stage is the worse of the first (embedding; min(micro-batches, pp) micro-batches in
 flight under 1F1B, more when interleaved: `planner.formulas.pipeline`) and the last (head and logits); with
 pp = 1 they are the same GPU. On top of the allocated peak: reserved = allocated × (1 + fragmentation) and device memory = reserved + overhead.
@@ -118,7 +119,12 @@ def stage_activations(p: MemoryInputs, first_stage: bool, has_head, layer=None) 
     layer = layer_activations(p) if layer is None else layer
     layers = layers_in_flight(p.n_layers, p.pp, p.n_virtual_stages, p.grad_accum, first_stage)
     on_gpu, on_host = stack_activation_bytes(layers, layer["kept"], layer["working"], p.offload_activations)
-    return {"activations": on_gpu, "activations_host": on_host, "logits": has_head * layer["logits"]}
+    return {
+        "activations": on_gpu,
+        "activations_host": on_host,
+        "logits": has_head * layer["logits"],
+        "rebuilt": layer["working"] + 0.0 * on_gpu,
+    }
 
 
 def _stage_terms(p: MemoryInputs, first_stage: bool, shared: dict) -> dict[str, FloatOrArray]:
@@ -152,6 +158,7 @@ def _stage_terms(p: MemoryInputs, first_stage: bool, shared: dict) -> dict[str, 
         "step_temp": select(offload_opt, 0.0, states["step_temp"]),
         "activations": acts["activations"],
         "logits": acts["logits"],
+        "rebuilt": acts["rebuilt"],
         "host": sum(parts.values()),
         **parts,
     }
@@ -173,10 +180,24 @@ def _keeps_gradients(p: MemoryInputs):
     return keeps | (np.asarray(p.fp32_grad_buffers) > 0)
 
 
+def _transient(t: dict[str, FloatOrArray]) -> FloatOrArray:
+    """Activations and loss buffers alive together at the worst moment of forward/backward.
+
+    The working set of a layer rebuilt by recompute exists only during that layer's backward
+    (torch.utils.checkpoint reruns the forward when backward reaches the region), and the last layer's
+    backward starts only after the output layer's and the loss's backward have run, which frees their saved
+    tensors and the logits' gradient (autograd frees a node's saved tensors once its backward has run,
+    unless retain_graph). So the rebuilt layer and the logits are never held together:
+    kept activations + max(rebuilt layer, logits).
+    """
+    kept = t["activations"] - t["rebuilt"]
+    return kept + np.maximum(t["rebuilt"], t["logits"])
+
+
 def _phases(p: MemoryInputs, t: dict[str, FloatOrArray]):
     """(forward/backward, optimizer step) allocated bytes of one stage (module docstring)."""
     states = t["weights"] + t["optimizer"] + t["master"]
-    transient = t["activations"] + t["logits"]
+    transient = _transient(t)
     live = select(_keeps_gradients(p), t["grads"] + transient, np.maximum(transient, t["grads"]))
     return states + t["prefetch"] + live, states + t["grads"] + t["step_temp"]
 
@@ -256,7 +277,7 @@ def max_micro_batch(p: MemoryInputs, vram_bytes) -> FloatOrArray:
     for t in _both_stages(one):
         states = t["weights"] + t["optimizer"] + t["master"]
         fixed = states + t["prefetch"] + select(_keeps_gradients(p), t["grads"], 0.0)
-        per_sequence = t["activations"] + t["logits"]
+        per_sequence = _transient(t)
         largest = np.floor((budget - fixed) / per_sequence)
         fits_without_b = states + t["grads"] + np.maximum(t["prefetch"], t["step_temp"]) <= budget
         best = np.minimum(best, select(fits_without_b, np.maximum(largest, 0.0), 0.0))

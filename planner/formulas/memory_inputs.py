@@ -85,6 +85,8 @@ class MemoryInputs:
     fp32_grad_buffers: FloatOrArray = (
         0.0  # 1: gradients live in fp32 buffers (Megatron main_grad, DeepSpeed bf16)
     )
+    # 1: torch.optim's foreach step (one temporary the size of the updated parameters; `state_factors`)
+    optimizer_foreach: FloatOrArray = 0.0
     # expert parallelism (issue 14 item 1): routed experts' weights and adapters, spread over ep GPUs
     n_expert_params: FloatOrArray = 0.0
     n_expert_adapter_params: FloatOrArray = 0.0
@@ -103,7 +105,7 @@ class MemoryBreakdown:
     activations_bytes: FloatOrArray
     logits_bytes: FloatOrArray
     prefetch_bytes: FloatOrArray  # ZeRO-3 gathered (unsharded) weights and their gradients
-    optimizer_step_temp_bytes: FloatOrArray  # fp32 gradient copy read by the master-weight update
+    optimizer_step_temp_bytes: FloatOrArray  # fp32 gradient copy of the master update, foreach temporary
     overhead_bytes: FloatOrArray
     fragmentation_bytes: FloatOrArray
     allocated_peak_bytes: FloatOrArray  # what torch.cuda.max_memory_allocated would show

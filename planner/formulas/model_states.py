@@ -160,6 +160,7 @@ def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
     `step_temp`: during the optimizer step a mixed-precision recipe reads an fp32 copy of its (sharded)
     gradients, 4 B per trainable parameter over the optimizer shards (DeepSpeed's fp32 gradient partition,
     the difference between its 2 + 18/N ZeRO-2 estimate and the ZeRO paper's 2 + 16/N; peers.md §3.4).
+    torch.optim's foreach step adds one temporary the size of the parameters it updates (`_foreach_temp_bytes`).
 
     Routed experts (`expert_*` factors): a rank holds 1/e of them, e = `expert_split` (ep at etp = tp), and
     ZeRO shards those over the expert data-parallel group (shard / e ranks), so a component that ZeRO splits d
@@ -181,7 +182,7 @@ def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
         "grads": grad_bytes,
         "optimizer": p.optimizer_bytes,
         "master": p.master_bytes,
-        "step_temp": select(has_master, FP32_BYTES, 0.0),
+        "step_temp": select(has_master, FP32_BYTES, 0.0) + _foreach_temp_bytes(p, has_master),
     }
     factors = {"scale": scale, "unit_grads": scale * p.grad_bytes, "gathers": gathers, "piped": piped}
     experts = has_experts(p)
@@ -192,6 +193,20 @@ def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
         expert = select(sharded.get(name, sharded["optimizer"]), np.maximum(split, e), e)
         factors[f"expert_{name}"] = scale * per_param / expert if experts else 0.0
     return factors
+
+
+def _foreach_temp_bytes(p: MemoryInputs, has_master):
+    """Bytes per trainable parameter of the temporary that torch.optim's foreach step allocates.
+
+    torch.optim documents that "the foreach implementation uses ~ sizeof(params) more peak memory than the
+    for-loop version due to the intermediates being a tensorlist vs just one tensor", and picks foreach on
+    CUDA when neither `foreach` nor `fused` is set (`_foreach_doc` in torch/optim/optimizer.py). Adam(W)'s
+    multi-tensor step builds sqrt(v) for every parameter at once (`torch._foreach_sqrt` in
+    torch/optim/adam.py `_multi_tensor_adam`). The parameters it updates are the fp32 master copy under
+    mixed precision, the weights themselves otherwise; on the optimizer's shard, like the states.
+    """
+    updated = select(has_master, p.master_bytes, p.weight_bytes)
+    return np.asarray(p.optimizer_foreach) * updated
 
 
 def stage_model_states(p: MemoryInputs, has_embedding, has_head, layer=None, factors=None):

@@ -183,6 +183,11 @@ class Scenario(BaseModel):
     fp32_grad_buffers: bool = Field(
         False, description="gradients kept in fp32 buffers for the whole step (Megatron main_grad)"
     )
+    # Off by default: torchtitan, torchtune and DeepSpeed step with fused kernels that update in place; on for
+    # plain torch.optim with foreach/fused unset, which picks foreach on CUDA (torch/optim/optimizer.py).
+    optimizer_foreach: bool = Field(
+        False, description="torch.optim's foreach step: one parameter-sized temporary during the update"
+    )
     # --- clocks and power caps (issue 14 item 3; planner/formulas/power_cap.py): 10 W-100 kW is a sanity bound
     # (the GPU catalogue's tdp_w ceiling); the range against the GPU's TDP needs the catalogue: planner.resolve.
     power_limit_w: float | None = Field(

@@ -102,14 +102,18 @@ def stage_parameters(p: MemoryInputs, layer: dict, has_embedding, has_head) -> d
     parameters, `expert_trainable`, `expert_weight_bytes` of all routed experts (before expert parallelism),
     and for the largest unit ZeRO-3 gathers at once (a layer, or the embedding/head when larger)
     `unit_weight_bytes` and `unit_trainable`: a layer's routed experts count with the 1/ep a rank holds,
-    and only while the expert data-parallel group, shard / ep, still has something to gather.
+    and only while the expert data-parallel group, shard / ep, still has something to gather (or the
+    parameters are offloaded to the host, so the layer's experts are brought in however few shards there are).
     """
     embedding, head = p.n_embedding_params * has_embedding / p.tp, p.n_head_params * has_head / p.tp
     largest_edge = np.maximum(embedding, head)
     layers = p.n_layers / p.pp
     unit_weights, unit_trainable = layer["weight_bytes"], layer["trainable"]
     if has_experts(p):
-        expert_gathered = select(expert_shard_degree(p) > 1, 1.0 / expert_split(p), 0.0)
+        # gathered like the dense part (`state_factors`' `gathers`): while the expert group has other shards
+        # to fetch, or when the parameters live on the host and every layer's experts come in over PCIe
+        fetched = (expert_shard_degree(p) > 1) | (np.asarray(p.offload_params) > 0)
+        expert_gathered = select(fetched, 1.0 / expert_split(p), 0.0)
         unit_weights = unit_weights + expert_gathered * layer["expert_weight_bytes"]
         unit_trainable = unit_trainable + expert_gathered * layer["expert_trainable"]
     return {

@@ -44,6 +44,7 @@ BRIEF_GPUS = [
     "MI250X", "MI300X", "MI325X", "MI355X", "Gaudi 2", "Gaudi 3", "TPU v4", "TPU v5e", "TPU v5p", "TPU v6e",
     "RTX A6000",  # named by the torchtune rows of calibration.csv (validate predicts through the catalogue)
     "H100 SXM 96GB HBM2e (500 W)",  # a power-capped variant (issue 14 item 3), named by the torchtitan rows
+    "H20",  # named by the verl rows VERL-01...04 of calibration.csv (tests/test_gpu_h20.py)
 ]  # fmt: skip
 
 
@@ -65,7 +66,7 @@ def test_every_row_has_source_and_date(cats: Catalogs) -> None:
     for name in ("gpus", "prices", "pricing_modes", "grid", "pue", "storage"):
         frame = getattr(cats, name)
         assert frame["source"].null_count() == 0 and frame["as_of"].null_count() == 0, name
-        assert frame["as_of"].max() <= date(2026, 12, 1), name  # RTX A6000 row recorded 2026-12-01
+        assert frame["as_of"].max() <= date(2026, 12, 2), name  # H20 row recorded 2026-12-02
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,7 @@ WORLD_REGION = "world-average"
 MAX_TFLOPS = 1_000_000.0  # the Scenario's peak_tflops ceiling
 MAX_USD_PER_GPU_HOUR = 10_000.0
 
-# Rows a team or uploaded file may hold: bounded work per input (issue 18). The bundled GPU file has 29 rows; a
+# Rows a team or uploaded file may hold: bounded work per input (issue 18). The bundled GPU file has 31 rows; a
 # team lists the chips it can rent, tens at most. Every page evaluates one row per GPU somewhere (Compare GPUs
 # evaluates each GPU at every candidate count), so page time grows with this number: at 200 rows each page
 # stays within seconds (tests/test_bounded_inputs.py). A price snapshot has one row per GPU, so the same cap.

@@ -77,8 +77,9 @@ def test_every_catalogue_is_listed_with_its_row_count():
         assert summary.loc[name, "Rows"] == rows, name
     assert summary.loc["GPUs", "Team or uploaded rows"] == 0
     assert (summary.loc[list(expected), "Distinct sources"] > 0).all()
-    # every GPU row was checked on 2026-11-09, the RTX A6000 (added for the calibration rows) on 2026-12-01
-    assert summary.loc["GPUs", "as_of"] == "2026-11-09 … 2026-12-01"
+    # every GPU row was checked on 2026-11-09, the RTX A6000 (added for the calibration rows) on 2026-12-01,
+    # the H20 (for the verl rows) on 2026-12-02
+    assert summary.loc["GPUs", "as_of"] == "2026-11-09 … 2026-12-02"
     # data/README.md lists six bundled snapshots, the newest 2026-11-09.
     snapshots = table_with(at, "GPUs priced")
     assert len(snapshots) == 6 and snapshots["snapshot"].iloc[0] == "2026-11-09"

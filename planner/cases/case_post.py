@@ -98,6 +98,12 @@ def post_fields(
 def _rollout_fields(row: Mapping[str, Any], seq_len: int, notes: list[str]) -> dict[str, Any] | str:
     """The rollout's shape: lengths, samples, prompts per step and where generation runs."""
     prompt, completion = words.number(row, "prompt_tokens"), words.number(row, "completion_tokens")
+    if words.lengths_are_caps(words.text(row, "notes")):
+        return (
+            "prompt_tokens and completion_tokens are the run's length caps (max_prompt_length, "
+            "max_response_length), not the lengths it generated; decode time follows those, which the row "
+            "does not give"
+        )
     if prompt is not None and completion is not None and prompt + completion != seq_len:
         return f"prompt_tokens + completion_tokens ({prompt + completion:g}) differ from seq_len ({seq_len})"
     if completion is None and prompt is not None:
@@ -122,6 +128,7 @@ def _rollout_fields(row: Mapping[str, Any], seq_len: int, notes: list[str]) -> d
         "generation_tp": count("generation_tp", "") or 1,
         "generation_memory_frac": words.number(row, "generation_memory_frac"),
         "generation_engine": words.text(row, "generation_engine").lower() or "vllm",
+        "generation_sleeps": words.engine_sleeps(words.text(row, "notes")),
     }
 
 

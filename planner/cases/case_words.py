@@ -252,3 +252,23 @@ OTHER_4BIT_BASES = ("gptq", "awq")
 def other_4bit_base(row: Mapping[str, Any]) -> bool:
     """The row's quantised base is GPTQ or AWQ int4, said in its precision cell (Qwen's Q-LoRA rows)."""
     return any(word in text(row, "precision").lower() for word in OTHER_4BIT_BASES)
+
+
+# The words a row's notes use when its prompt and completion cells hold a framework's length caps (verl's
+# max_prompt_length / max_response_length) rather than what the run generated: such a row cannot be timed.
+LENGTH_CAPS = "lengths are caps"
+
+
+def lengths_are_caps(notes: str) -> bool:
+    """The notes say the prompt and completion cells are caps, not generated lengths (`LENGTH_CAPS`)."""
+    return LENGTH_CAPS in notes.lower()
+
+
+# How the notes say a colocated engine frees its memory for training: verl's rollout option
+# free_cache_engine (True in its ppo_trainer.yaml defaults) or vLLM's sleep mode.
+_ENGINE_SLEEPS = re.compile(r"free_cache_engine(?:[:=]| is)? ?true|sleep mode on")
+
+
+def engine_sleeps(notes: str) -> bool:
+    """The notes say the engine frees its memory while the policy trains (`_ENGINE_SLEEPS`)."""
+    return bool(_ENGINE_SLEEPS.search(notes.lower()))

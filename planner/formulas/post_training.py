@@ -71,9 +71,18 @@ def training_allocated_bytes(p: Phases) -> Number:
     return np.maximum(p.policy_peak + p.value_resident, p.value_peak + p.policy_resident) + p.frozen
 
 
-def generation_allocated_bytes(p: Phases) -> Number:
-    """Allocated by the trainer while a colocated engine generates: kept states and the frozen models."""
+def generation_kept_bytes(p: Phases) -> Number:
+    """The trainer's allocated bytes while a colocated engine generates: kept states and the frozen models."""
     return p.policy_resident + p.value_resident + p.frozen
+
+
+def allocated_peak_bytes(p: Phases) -> Number:
+    """What PyTorch's allocated statistic peaks at over a step (torch.cuda.max_memory_allocated), the engine
+    included: a colocated engine runs in the trainer's process and allocates through PyTorch (verl's and
+    DeepSpeed-Chat's hybrid engines, TRL's colocate mode), its share while it generates and, unless it
+    sleeps, while the policy trains too."""
+    awake = p.engine * (1.0 - np.asarray(p.engine_sleeps, dtype=float))
+    return np.maximum(training_allocated_bytes(p) + awake, generation_kept_bytes(p) + p.engine)
 
 
 def training_phase_bytes(p: Phases) -> Number:
@@ -86,4 +95,4 @@ def training_phase_bytes(p: Phases) -> Number:
 def generation_phase_bytes(p: Phases) -> Number:
     """Device bytes while a colocated engine generates: the trainer's kept bytes with slack, the overhead and
     the engine's share."""
-    return generation_allocated_bytes(p) * (1.0 + p.fragmentation_frac) + p.overhead + p.engine
+    return generation_kept_bytes(p) * (1.0 + p.fragmentation_frac) + p.overhead + p.engine

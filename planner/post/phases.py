@@ -117,9 +117,7 @@ def memory_outputs(
     generating = np.where(colocated, post.generation_phase_bytes(phases), 0.0)
     shaped = c.model.has_shape > 0
     peak = np.where(shaped, np.maximum(training, generating), np.nan)
-    allocated: Any = np.where(
-        generating > training, post.generation_allocated_bytes(phases), post.training_allocated_bytes(phases)
-    )
+    allocated = post.allocated_peak_bytes(phases)
     engine_fits = (np.asarray(p.online) == 0) | (rollouts["concurrent_sequences"] >= 1.0)
     return {
         "reference_model_bytes": reference,
@@ -129,7 +127,10 @@ def memory_outputs(
         "generation_phase_bytes": generating,
         "peak_bytes": peak,
         "allocated_peak_bytes": np.where(shaped, allocated, np.nan),
-        "reserved_peak_bytes": np.where(shaped, allocated * (1.0 + lay.fragmentation_frac), np.nan),
+        # the engine's pool is one block, so the caching allocator's slack is over the trainer's bytes only
+        "reserved_peak_bytes": np.where(
+            shaped, np.maximum(training, generating) - lay.overhead_bytes, np.nan
+        ),
         "peak_phase": np.where(generating > training, PHASE_GENERATION, out["peak_phase"]),
         "headroom_bytes": c.gpu.vram_bytes - peak,
         "host_offload_bytes": out["host_offload_bytes"] + host_reference,

@@ -124,6 +124,7 @@ class LayoutColumns:
     reduce_bytes_per_param: Column = 0.0
     overlap_windows: Column = 0.0  # flag: overlap_model "windows" (data-parallel sync behind its window only)
     etp: Column = 0.0  # expert tensor parallelism (issue 14 item 1): experts split over etp; 0 = follows tp
+    full_model_load: Column = 0.0  # flag: the whole model on each GPU before sharding (issue 14 item 9)
 
 
 @dataclass(frozen=True)
@@ -296,6 +297,5 @@ def memory_inputs(c: Columns) -> MemoryInputs:
         fp32_grad_buffers=lay.fp32_grad_buffers,
         optimizer_foreach=lay.optimizer_foreach,
         **{name: getattr(m, name) for name in ("n_expert_params", "n_expert_adapter_params")},
-        ep=lay.ep,
-        etp=lay.etp,
+        **{name: getattr(lay, name) for name in ("ep", "etp", "full_model_load")},
     )

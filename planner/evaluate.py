@@ -16,6 +16,7 @@ import numpy as np
 from planner.columns import Columns, memory_inputs
 from planner.failures import with_failures
 from planner.formulas import collectives, comm, compute, timing
+from planner.formulas.loading import whole_model
 from planner.formulas.memory import MemoryBreakdown, MemoryInputs, max_micro_batch, memory_with_paging
 from planner.formulas.model_states import stage_model_states
 from planner.formulas.offload import OffloadStep
@@ -175,6 +176,9 @@ def _memory(c: Columns, memory: Memory, micro_batch_limit: bool) -> Outputs:
         "allocated_peak_bytes": np.where(shaped, breakdown.allocated_peak_bytes, nan),
         "reserved_peak_bytes": np.where(shaped, breakdown.reserved_peak_bytes, nan),
         "peak_phase": np.where(shaped, breakdown.peak_phase, nan),
+        # the whole model on each GPU before sharding (issue 14 item 9); 0 when it loads sharded
+        "loading_peak_bytes": np.where(shaped, breakdown.loading_peak_bytes, nan),
+        "training_peak_phase": np.where(shaped, breakdown.training_peak_phase, nan),
         "headroom_bytes": c.gpu.vram_bytes - peak,
         "host_offload_bytes": breakdown.host_offload_bytes,
         "max_micro_batch": (
@@ -192,9 +196,7 @@ def _model_state_bytes_total(inputs: MemoryInputs) -> Any:
     and nothing offloaded (the same `stage_model_states` rules, one stage holding the embedding and the
     head); activations do not enter, so they are not computed.
     """
-    unsharded = dict.fromkeys(("tp", "pp", "cp", "dp", "ep", "etp"), 1.0)
-    whole = replace(inputs, **unsharded, zero_stage=0.0, offload_optimizer=0.0, offload_params=0.0)
-    states = stage_model_states(whole, 1.0, 1.0)
+    states = stage_model_states(whole_model(inputs), 1.0, 1.0)
     return states["weights"] + states["grads"] + states["optimizer"] + states["master"]
 
 

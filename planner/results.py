@@ -80,6 +80,7 @@ class Estimate(PostTrainingFigures):
     max_micro_batch: int | None
     host_offload_gib: float
     vram_gib: float
+    loading_peak_gib: float | None  # whole model on each GPU before sharding (issue 14 item 9); 0 = sharded
     # cost
     usd_per_gpu_hour: float | None
     cost_usd_low: float | None
@@ -230,6 +231,7 @@ OUTPUTS: Final = (
         ("peak_gib", "Peak memory per GPU (GiB)", "peak_bytes"),
         ("headroom_gib", "Headroom per GPU (GiB)", "headroom_bytes"),
         ("host_offload_gib", "Offloaded to host memory (GiB)", "host_offload_bytes"),
+        ("loading_peak_gib", "Peak while loading the model (GiB)", "loading_peak_bytes"),
         ("vram_gib", "GPU memory (GiB)", "vram_bytes"),
         ("memory_gib", "GPU memory (GiB)", "vram_bytes"),
     ),

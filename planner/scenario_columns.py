@@ -140,6 +140,7 @@ def layout_columns(s: Scenario) -> LayoutColumns:
         reduce_bytes_per_param=REDUCE_DTYPE_BYTES[s.reduce_dtype],
         overlap_windows=float(s.overlap_model == "windows"),
         etp=float(s.etp or 0),  # 0: follows tp, also where the plan search varies tp
+        full_model_load=float(s.model_loading == "full_on_gpu"),
     )
 
 

@@ -26,6 +26,7 @@ FLAGS = {
     "lora_dropout",
     "fp32_grad_buffers",
     "optimizer_foreach",
+    "full_model_load",  # model loading (issue 14 item 9): model_loading "full_on_gpu"
     "overlap_windows",  # communication (issue 14 item 6): overlap_model "windows"
     "hybrid_shard",
     "sequence_parallel",

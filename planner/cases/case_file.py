@@ -17,6 +17,7 @@ from typing import Any, get_args
 from planner.catalogue.paths import bundled_data_dir
 from planner.inputs.bounded_read import Limit, ReadLimitError, read_limited
 from planner.inputs.comm_inputs import OVERLAP_MODELS, ReduceDtype
+from planner.inputs.loading_inputs import MODEL_LOADINGS
 
 CATEGORIES = ("memory", "throughput", "time", "energy")
 # `validate --refit`: presets rebuilt without the scored row, or without every row of its source document. Kept
@@ -77,12 +78,14 @@ CASE_FILE_COLUMNS = (
 # files older than issue 16 keep working, DESIGN.md §4). Extra columns are allowed.
 OPTIONAL_COLUMNS = ("source", "url", "notes", *POST_COLUMNS)
 # Optional setting columns beyond the reference header (issue 14 item 6), case-insensitive, empty = the default
-# (first value): the gradient reduce dtype and the overlap model (planner/inputs/comm_inputs.py).
+# (first value): the gradient reduce dtype and the overlap model (planner/inputs/comm_inputs.py), how the model
+# was loaded before sharding.
 REDUCE_DTYPE_COLUMN = "reduce_dtype"
 OVERLAP_MODEL_COLUMN = "overlap_model"
 SETTING_COLUMNS: dict[str, tuple[str, ...]] = {
     REDUCE_DTYPE_COLUMN: get_args(ReduceDtype),
     OVERLAP_MODEL_COLUMN: OVERLAP_MODELS,
+    "model_loading": MODEL_LOADINGS,  # issue 14 item 9: planner/inputs/loading_inputs.py
 }
 REQUIRED_COLUMNS = tuple(column for column in CASE_FILE_COLUMNS if column not in OPTIONAL_COLUMNS)
 # The shipped calibration file is 140 kB for 145 cases; 5 MB is some 5,000 cases, far more than any study holds.

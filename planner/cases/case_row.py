@@ -280,6 +280,6 @@ def _scenario_fields(row: dict[str, str], notes: list[str], gpu_precisions: list
         "fused_cross_entropy": words.fused_cross_entropy(row),
         "overlap_frac": OVERLAP_FRAC,
         "dropout": bool(words.dropout_on(row.get("notes", ""))),  # off unless the notes state it
-        # optional columns (reduce_dtype, overlap_model): empty = the default, the first allowed value
+        # optional columns (reduce_dtype, overlap_model, model_loading): empty = the default, the first allowed value
         **{column: row.get(column, "").lower() or allowed[0] for column, allowed in SETTING_COLUMNS.items()},
     }

@@ -115,6 +115,13 @@ def _recipe_fixes(s: Scenario) -> Iterator[Candidate]:
             "optimizer states from 8 to 2 bytes per trained parameter; usually the same loss",
             True,
         )
+    if s.model_loading == "full_on_gpu":  # issue 14 item 9: the whole model no longer lands on each GPU first
+        yield (
+            {"model_loading": "sharded"},
+            "Load the model sharded",
+            "meta-device init then sharded loading, DeepSpeed zero.Init or accelerate's CPU-RAM-efficient loading",
+            False,
+        )
     for stage in range(s.zero_stage + 1, 4):
         yield ({"zero_stage": stage}, f"ZeRO stage {stage}", "shards more state; more communication", False)
     for name, words in (

@@ -12,6 +12,9 @@ is the larger of two phases (peers.md §5.5; llm-analysis's peak, §3.1):
 The reported pipeline stage is the worse of the first (embedding; min(micro-batches, pp) micro-batches in
 flight under 1F1B, more when interleaved: `planner.formulas.pipeline`) and the last (head and logits); with
 pp = 1 they are the same GPU. On top of the allocated peak: reserved = allocated × (1 + fragmentation) and device memory = reserved + overhead.
+The device peak is the larger of that training peak and the loading peak (code 3; `planner.formulas.loading`:
+the whole model on each GPU before sharding, 0 when it loads sharded); the allocated and reserved figures stay
+the training step's, what a run measures after `torch.cuda.reset_peak_memory_stats` or over its steps.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from planner.formulas.activations import (
     select,
     stack_activation_bytes,
 )
+from planner.formulas.loading import loading_peak_bytes
 from planner.formulas.memory_inputs import GIB, MemoryBreakdown, MemoryInputs
 from planner.formulas.model_states import (
     layer_parameters,
@@ -39,7 +43,7 @@ from planner.formulas.model_states import (
     zero_shard_degree,
 )
 from planner.formulas.pipeline import layers_in_flight
-from planner.formulas.recipes import Recompute
+from planner.formulas.recipes import PHASE_LOADING, Recompute
 
 __all__ = [
     "GIB",
@@ -216,7 +220,12 @@ def memory_per_gpu(p: MemoryInputs) -> MemoryBreakdown:
     fragmentation = p.fragmentation_frac * allocated
     reserved = allocated + fragmentation
     overhead = p.overhead_bytes + 0.0 * allocated
-    shape = np.shape(allocated)
+    peak, training_phase = reserved + overhead, phase
+    loading = loading_peak_bytes(p)
+    if np.ndim(loading) or loading > 0:  # loaded sharded (a scalar 0): the plan search skips this work
+        phase = select(loading > peak, PHASE_LOADING, phase)
+        peak = np.maximum(peak, loading)
+    shape = np.shape(peak)
     terms = {key: np.broadcast_to(value, shape) for key, value in terms.items()}
     return MemoryBreakdown(
         weights_bytes=terms["weights"],
@@ -231,7 +240,7 @@ def memory_per_gpu(p: MemoryInputs) -> MemoryBreakdown:
         fragmentation_bytes=fragmentation,
         allocated_peak_bytes=allocated,
         reserved_peak_bytes=reserved,
-        peak_bytes=reserved + overhead,
+        peak_bytes=peak,
         peak_phase=np.broadcast_to(phase, shape).astype(float),
         pp_stage=np.broadcast_to(is_last, shape).astype(float),
         host_offload_bytes=terms["host"],
@@ -240,6 +249,8 @@ def memory_per_gpu(p: MemoryInputs) -> MemoryBreakdown:
         host_grads_bytes=terms["host_grads"],
         host_activations_bytes=terms["host_activations"],
         host_paged_bytes=terms["host_paged"],
+        loading_peak_bytes=loading,
+        training_peak_phase=np.broadcast_to(training_phase, shape).astype(float),
     )
 
 
@@ -256,7 +267,8 @@ def memory_with_paging(p: MemoryInputs, paged_optimizer, vram_bytes) -> MemoryBr
     if not np.any(np.asarray(paged_optimizer) > 0):  # the usual case: skip the per-row work
         return resident
     states = np.asarray(resident.optimizer_bytes)
-    short_bytes = (np.asarray(resident.peak_bytes) - vram_bytes) / (1.0 + p.fragmentation_frac)
+    training_bytes = np.asarray(resident.reserved_peak_bytes + resident.overhead_bytes)  # loading never pages
+    short_bytes = (training_bytes - vram_bytes) / (1.0 + p.fragmentation_frac)
     share = np.clip(short_bytes / np.maximum(states, 1.0), 0.0, 1.0) * (np.asarray(paged_optimizer) > 0)
     if not np.any(share > 0):
         return resident
@@ -270,6 +282,7 @@ def max_micro_batch(p: MemoryInputs, vram_bytes) -> FloatOrArray:
     stage's peak is a maximum of affine functions of b: C + G_kept + b·A (forward/backward; G_kept are the
     gradients that outlive a micro-batch), C + G (gradients outgrowing the activations) and the optimizer
     step. b = floor((budget − C − G_kept)/A), provided the b-free terms fit; the minimum over both stages.
+    A loading peak (`planner.formulas.loading`) does not depend on b: when it does not fit, nothing does.
     """
     budget = (vram_bytes - p.overhead_bytes) / (1.0 + p.fragmentation_frac)
     one = replace(p, micro_batch=1.0)
@@ -281,4 +294,4 @@ def max_micro_batch(p: MemoryInputs, vram_bytes) -> FloatOrArray:
         largest = np.floor((budget - fixed) / per_sequence)
         fits_without_b = states + t["grads"] + np.maximum(t["prefetch"], t["step_temp"]) <= budget
         best = np.minimum(best, select(fits_without_b, np.maximum(largest, 0.0), 0.0))
-    return best
+    return select(loading_peak_bytes(p) <= vram_bytes, best, 0.0)

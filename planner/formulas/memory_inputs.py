@@ -92,6 +92,8 @@ class MemoryInputs:
     n_expert_adapter_params: FloatOrArray = 0.0
     ep: FloatOrArray = 1.0
     etp: FloatOrArray = 0.0  # expert tensor-parallel degree; 0 = follows tp (planner.formulas.moe)
+    # model loading (issue 14 item 9): 1 = the whole model on each GPU before sharding (planner.formulas.loading)
+    full_model_load: FloatOrArray = 0.0
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ class MemoryBreakdown:
     allocated_peak_bytes: FloatOrArray  # what torch.cuda.max_memory_allocated would show
     reserved_peak_bytes: FloatOrArray  # torch.cuda.max_memory_reserved: allocated + fragmentation
     peak_bytes: FloatOrArray  # device memory needed (nvidia-smi): reserved + overhead
-    peak_phase: FloatOrArray  # 0 forward/backward, 1 optimizer step
+    peak_phase: FloatOrArray  # 0 forward/backward, 1 optimizer step, 3 model loading (PEAK_PHASE_NAMES)
     pp_stage: FloatOrArray  # 0 first pipeline stage, 1 last
     host_offload_bytes: FloatOrArray  # moved to CPU memory (optimizer, parameters, activations)
     # its parts, for the transfer times of `planner.formulas.offload`
@@ -120,6 +122,9 @@ class MemoryBreakdown:
     host_grads_bytes: FloatOrArray = 0.0
     host_activations_bytes: FloatOrArray = 0.0
     host_paged_bytes: FloatOrArray = 0.0  # a paged optimizer's states, moved out as VRAM ran short
+    # device bytes while the model is loaded whole before sharding; 0 when loaded sharded (formulas.loading)
+    loading_peak_bytes: FloatOrArray = 0.0
+    training_peak_phase: FloatOrArray = 0.0  # peak_phase of the training step alone (0 or 1)
 
     def as_dict(self) -> dict[str, FloatOrArray]:
         return {field.name: getattr(self, field.name) for field in fields(self)}

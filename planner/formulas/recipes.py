@@ -94,8 +94,15 @@ class PostTraining(_Choice):
     GRPO = 7
 
 
-# 2: a colocated rollout engine's phase (planner.formulas.post_training) is the larger one
-PEAK_PHASE_NAMES: Final = {0: "forward/backward", 1: "optimizer step", 2: "generation (rollouts)"}
+# 2: a colocated rollout engine's phase (planner.formulas.post_training) is the larger one; 3: the whole model
+# loaded onto each GPU before sharding (planner.formulas.loading)
+PEAK_PHASE_NAMES: Final = {
+    0: "forward/backward",
+    1: "optimizer step",
+    2: "generation (rollouts)",
+    3: "model loading (before sharding)",
+}
+PHASE_LOADING: Final = 3.0
 PP_STAGE_NAMES: Final = {0: "first pipeline stage", 1: "last pipeline stage"}
 
 # --- element sizes ------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from planner.errors import PlannerError, check_name
 from planner.inputs import comm_inputs as ci
+from planner.inputs import loading_inputs as ld
 from planner.inputs import moe_inputs as moe
 from planner.inputs import post_training as pt
 from planner.inputs.goodput_defaults import FAILURES_PER_GPU_HOUR, RESTART_MIN
@@ -217,6 +218,8 @@ class Scenario(BaseModel):
     reduce_dtype: ci.ReduceDtype = Field(**ci.FIELDS["reduce_dtype"])
     overlap_model: ci.OverlapModel = Field(**ci.FIELDS["overlap_model"])
     etp: int | None = Field(**moe.FIELDS["etp"])  # expert tensor parallelism (issue 14 item 1)
+    # --- model loading before sharding (issue 14 item 9): what each value means in loading_inputs.py ------
+    model_loading: ld.ModelLoading = Field(**ld.FIELDS["model_loading"])
 
     @model_validator(mode="before")
     @classmethod

@@ -16,6 +16,7 @@ import numpy as np
 from planner.columns import Columns
 from planner.formulas import post_training as post
 from planner.formulas.memory import MemoryBreakdown, MemoryInputs, memory_per_gpu
+from planner.formulas.recipes import PHASE_LOADING
 
 Outputs = dict[str, Any]
 PHASE_GENERATION = 2.0  # planner.formulas.recipes.PEAK_PHASE_NAMES
@@ -116,7 +117,10 @@ def memory_outputs(
     training = post.training_phase_bytes(phases)
     generating = np.where(colocated, post.generation_phase_bytes(phases), 0.0)
     shaped = c.model.has_shape > 0
-    peak = np.where(shaped, np.maximum(training, generating), np.nan)
+    # the policy loaded whole onto each GPU before sharding (planner.formulas.loading; 0 when loaded sharded)
+    loading = np.nan_to_num(out["loading_peak_bytes"])
+    running = np.maximum(training, generating)
+    peak = np.where(shaped, np.maximum(running, loading), np.nan)
     allocated = post.allocated_peak_bytes(phases)
     engine_fits = (np.asarray(p.online) == 0) | (rollouts["concurrent_sequences"] >= 1.0)
     return {
@@ -131,7 +135,11 @@ def memory_outputs(
         "reserved_peak_bytes": np.where(
             shaped, np.maximum(training, generating) - lay.overhead_bytes, np.nan
         ),
-        "peak_phase": np.where(generating > training, PHASE_GENERATION, out["peak_phase"]),
+        "peak_phase": np.where(
+            loading > running,
+            PHASE_LOADING,
+            np.where(generating > training, PHASE_GENERATION, out["training_peak_phase"]),
+        ),
         "headroom_bytes": c.gpu.vram_bytes - peak,
         "host_offload_bytes": out["host_offload_bytes"] + host_reference,
         "generation_fits": engine_fits.astype(float),

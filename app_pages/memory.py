@@ -12,6 +12,7 @@ from ui.blocks import (
     assumptions,
     breakdown_table,
     context_caption,
+    loading_row,
     memory_metric,
     model_note,
     unavailable_notes,
@@ -63,6 +64,7 @@ breakdown_table(
     [(row["component"], row["how"], fmt.gib(row["gib"])) for row in components.iter_rows(named=True)]
     + memory_rows(est)
     + [
+        loading_row(est),
         ("Peak per GPU", f"largest phase: {est.peak_phase}", fmt.gib(est.peak_gib_per_device)),
         ("On the host (offloaded)", "moved to CPU memory", fmt.gib(est.host_offload_gib)),
     ]

@@ -70,3 +70,12 @@ def context_caption(est: Estimate, model_label: str, n_gpus: int) -> None:
     """Which model and hardware the page's figures are for."""
     size = "" if "bare count" in model_label else f" ({est.n_params / 1e9:,.2f} B parameters)"
     st.caption(f"{plain(model_label)}{size} on {plain(est.gpu)} × {n_gpus:d}")
+
+
+def loading_row(est: Estimate) -> tuple[str, str, str]:
+    """The breakdown row of the model-loading peak (issue 14 item 9): its figure when the whole model lands on
+    each GPU before sharding, a word when it loads sharded (then it stays below the training peak)."""
+    if est.loading_peak_gib:
+        how = "whole model at its load dtype on each GPU before sharding, one layer flattened, overhead"
+        return ("Peak while loading", how, fmt.gib(est.loading_peak_gib))
+    return ("Peak while loading", "loaded sharded: each GPU holds its shard, below the training peak", "—")

@@ -46,6 +46,11 @@ REDUCE_DTYPE_LABELS = {
     "bf16": "bf16",
     "fp16": "fp16",
 }
+MODEL_LOADING_LABEL = "Model loading"
+MODEL_LOADING_LABELS = {
+    "sharded": "sharded as it loads (meta device, zero.Init, CPU-RAM-efficient)",
+    "full_on_gpu": "whole model on each GPU, then sharded",
+}
 OVERLAP_MODEL_LABEL = "Communication overlap model"
 OVERLAP_MODEL_LABELS = {
     "constant": "constant share (published-consistent)",
@@ -258,6 +263,17 @@ def _memory_inputs() -> None:
         help="Plain torch.optim with neither foreach nor fused set runs its foreach step on CUDA, which holds "
         "one temporary the size of the parameters it updates; torchtitan, torchtune and DeepSpeed use fused "
         "in-place kernels (off).",
+    )
+    bound(
+        st.selectbox,
+        MODEL_LOADING_LABEL,
+        "model_loading",
+        options=list(MODEL_LOADING_LABELS),
+        format_func=MODEL_LOADING_LABELS.get,
+        help="Whole model on each GPU: model.cuda() or from_pretrained(device_map='cuda') before FSDP wraps it, "
+        "so every GPU first holds all the weights at their load dtype (a 70B model in bf16: 141 GB). Sharded: "
+        "torchtitan/torchtune meta-device init, DeepSpeed zero.Init, accelerate's fsdp_cpu_ram_efficient_loading "
+        "or FSDP with device_id on a CPU model; loading then stays below the training peak.",
     )
     number_entry("Framework overhead per GPU (GiB)", "overhead_gib")
     number_entry("Allocator fragmentation (share)", "fragmentation_frac")

@@ -176,8 +176,7 @@ def _memory(c: Columns, memory: Memory, micro_batch_limit: bool) -> Outputs:
         "allocated_peak_bytes": np.where(shaped, breakdown.allocated_peak_bytes, nan),
         "reserved_peak_bytes": np.where(shaped, breakdown.reserved_peak_bytes, nan),
         "peak_phase": np.where(shaped, breakdown.peak_phase, nan),
-        # the whole model on each GPU before sharding (issue 14 item 9); 0 when it loads sharded
-        "loading_peak_bytes": np.where(shaped, breakdown.loading_peak_bytes, nan),
+        "loading_peak_bytes": np.where(shaped, breakdown.loading_peak_bytes, nan),  # 0: loaded sharded
         "training_peak_phase": np.where(shaped, breakdown.training_peak_phase, nan),
         "headroom_bytes": c.gpu.vram_bytes - peak,
         "host_offload_bytes": breakdown.host_offload_bytes,

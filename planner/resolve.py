@@ -284,8 +284,8 @@ def _unavailable(
     missing: dict[str, str] = {}
     if shape is None:
         reason = "needs the model's shape; choose a preset or import a config.json"
-        for key in ("activations_gib", "logits_gib", "peak_gib_per_device", "max_micro_batch"):
-            missing[key] = reason
+        needs_layers = ("activations_gib", "logits_gib", "peak_gib_per_device", "max_micro_batch")
+        missing.update(dict.fromkeys((*needs_layers, "loading_peak_gib"), reason))
         if s.method != "full":
             missing["lora adapters"] = "counted as 0 parameters without a shape"
     if np.isnan(hw.peak_flops_per_s):

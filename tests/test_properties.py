@@ -44,6 +44,7 @@ NEEDS_SHAPE = {
     "peak_gib_per_device",
     "headroom_gib",
     "max_micro_batch",
+    "loading_peak_gib",  # the model-loading peak (issue 14 item 9) needs the layer count
 }
 NEEDS_PRICE = {
     "cost_usd",

@@ -218,8 +218,7 @@ class Scenario(BaseModel):
     reduce_dtype: ci.ReduceDtype = Field(**ci.FIELDS["reduce_dtype"])
     overlap_model: ci.OverlapModel = Field(**ci.FIELDS["overlap_model"])
     etp: int | None = Field(**moe.FIELDS["etp"])  # expert tensor parallelism (issue 14 item 1)
-    # --- model loading before sharding (issue 14 item 9): what each value means in loading_inputs.py ------
-    model_loading: ld.ModelLoading = Field(**ld.FIELDS["model_loading"])
+    model_loading: ld.ModelLoading = Field(**ld.FIELDS["model_loading"])  # issue 14 item 9: loading_inputs.py
 
     @model_validator(mode="before")
     @classmethod

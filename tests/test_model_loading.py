@@ -106,6 +106,15 @@ def test_post_training_peak_names_the_loading_phase():
     assert whole.training_phase_gib == pytest.approx(sharded.training_phase_gib, rel=1e-12)
 
 
+def test_post_training_sentence_names_the_loading_phase():
+    from ui.post_training_view import peak_sentence
+
+    grpo = {"method": "lora", "n_gpus": 16, "post_training": "grpo", "model_loading": "full_on_gpu"}
+    whole = estimate(_plan(**grpo), CATS)
+    assert peak_sentence(whole).startswith("The peak is in the model-loading phase")
+    assert f"{whole.loading_peak_gib:,.2f} GiB while the whole model loads" in peak_sentence(whole)
+
+
 def test_the_fix_list_offers_loading_sharded():
     from planner.decide.fixes import suggest_fixes
     from planner.resolve import resolve

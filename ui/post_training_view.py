@@ -16,6 +16,7 @@ from ui.post_training_inputs import OBJECTIVE_SHORT
 from ui.safe_text import plain
 
 GENERATION_PHASE = "generation (rollouts)"  # planner.formulas.recipes.PEAK_PHASE_NAMES[2]
+LOADING_PHASE = "model loading (before sharding)"  # PEAK_PHASE_NAMES[3]: the whole model on each GPU first
 
 
 def is_post_training(s: Scenario) -> bool:
@@ -37,10 +38,17 @@ def peak_sentence(est: Estimate) -> str:
             f"({fmt.gib(est.training_phase_gib)}); each generation GPU holds the engine's "
             f"{fmt.gib(est.generation_engine_gib)}."
         )
-    which = "generation" if est.peak_phase == GENERATION_PHASE else "training"
+    phases = {GENERATION_PHASE: "generation", LOADING_PHASE: "model-loading"}
+    which = phases.get(est.peak_phase or "", "training")
     return (
         f"The peak is in the {which} phase: {fmt.gib(est.training_phase_gib)} while training, "
-        f"{fmt.gib(est.generation_phase_gib)} while the colocated engine generates."
+        f"{fmt.gib(est.generation_phase_gib)} while the colocated engine generates"
+        + (
+            f", {fmt.gib(est.loading_peak_gib)} while the whole model loads"
+            if which == "model-loading"
+            else ""
+        )
+        + "."
     )
 
 

@@ -8,7 +8,9 @@ activations on top), so loading never sets the peak. What the frameworks do:
   materialise only the local DTensor shards, and the checkpoint is read with DCP into those shards
   (torchtitan/train.py at e9f53473bd120ca46cd5d34f15e7725287c35c66: `with torch.device("meta")`,
   `model.to_empty(device=init_device)`, `checkpointer.load`); torchtune's distributed recipes do the same
-  (meta init, `fully_shard`, then the full state dict loaded into the shards);
+  ("To minimize GPU peak memory, we initialize the model on meta device", then `training.shard_model` and the
+  full state dict loaded into the shards: recipes/full_finetune_distributed.py `_setup_model` at
+  1bf50ae24f99d453a40380d6f272f024a3122048);
 - DeepSpeed ZeRO-3 partitions each parameter as it is created under `deepspeed.zero.Init`
   (deepspeed/runtime/zero/partition_parameters.py at c4ec23fc40553a1184fac7e23ffea325d1f23c9f), which
   transformers' `from_pretrained` enters when ZeRO-3 is configured;

@@ -244,6 +244,16 @@ def map_columns(group: Group, change: Callable[[Column], Column]) -> Group:
     return type(group)(**{f.name: change(getattr(group, f.name)) for f in dataclasses.fields(group)})
 
 
+# Layout columns the memory model reads under their own names (`memory_inputs`).
+SAME_NAMED_LAYOUT = (
+    "tp", "pp", "cp", "dp", "zero_stage", "hybrid_shard", "sequence_parallel", "flash_attention", "recompute",
+    "fused_cross_entropy", "dropout", "offload_optimizer", "offload_params", "offload_activations",
+    "optimizer_in_backward", "overhead_bytes", "fragmentation_frac", "n_virtual_stages", "lora_rank",
+    "lora_all_linear", "lora_dropout", "fp32_grad_buffers", "optimizer_foreach", "ep", "etp",
+    "full_model_load",
+)  # fmt: skip
+
+
 def memory_inputs(c: Columns) -> MemoryInputs:
     """The memory model's inputs, named as `planner.formulas.memory` names them."""
     m, r, lay = c.model, c.recipe, c.layout
@@ -272,30 +282,7 @@ def memory_inputs(c: Columns) -> MemoryInputs:
         frozen_other_weight_bytes=r.frozen_other_bytes_per_param,
         activation_bytes=r.activation_bytes_per_element,
         bytes_per_param=r.state_bytes_per_param,
-        tp=lay.tp,
-        pp=lay.pp,
-        cp=lay.cp,
-        dp=lay.dp,
-        zero_stage=lay.zero_stage,
-        hybrid_shard=lay.hybrid_shard,
         gpus_per_node=lay.n_gpus_per_node,
-        sequence_parallel=lay.sequence_parallel,
-        flash_attention=lay.flash_attention,
-        recompute=lay.recompute,
-        fused_cross_entropy=lay.fused_cross_entropy,
-        dropout=lay.dropout,
-        offload_optimizer=lay.offload_optimizer,
-        offload_params=lay.offload_params,
-        offload_activations=lay.offload_activations,
-        optimizer_in_backward=lay.optimizer_in_backward,
-        overhead_bytes=lay.overhead_bytes,
-        fragmentation_frac=lay.fragmentation_frac,
-        n_virtual_stages=lay.n_virtual_stages,
-        lora_rank=lay.lora_rank,
-        lora_all_linear=lay.lora_all_linear,
-        lora_dropout=lay.lora_dropout,
-        fp32_grad_buffers=lay.fp32_grad_buffers,
-        optimizer_foreach=lay.optimizer_foreach,
         **{name: getattr(m, name) for name in ("n_expert_params", "n_expert_adapter_params")},
-        **{name: getattr(lay, name) for name in ("ep", "etp", "full_model_load")},
+        **{name: getattr(lay, name) for name in SAME_NAMED_LAYOUT},
     )

@@ -21,8 +21,9 @@ from planner.catalogue.catalog import default_catalogs
 from planner.decide.scenario_results import read_saved_scenarios
 from planner.estimate import estimate
 from planner.formulas import goodput
+from planner.inputs.goodput_defaults import FAILURES_PER_GPU_HOUR
 from planner.inputs.query import scenario_from_query, scenario_to_query
-from planner.inputs.scenario import FAILURES_PER_GPU_HOUR, Scenario
+from planner.inputs.scenario import Scenario
 from planner.inputs.scenario_io import scenarios_to_csv
 from ui import format as fmt
 from ui.goodput_inputs import OPEN_KEY

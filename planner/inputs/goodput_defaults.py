@@ -1,4 +1,7 @@
-"""Defaults of the goodput inputs (failures, restarts) with their sources; `Scenario` reads them."""
+"""Defaults and ranges of the goodput inputs (failures, checkpoints, restarts) with their sources; `Scenario`
+reads them (`Field(**FIELDS[name])`)."""
+
+from typing import Any
 
 # Kokolis et al., "Revisiting Reliability in Large-Scale Machine Learning Research Clusters" (FAIR at Meta, HPCA
 # 2025, arXiv:2410.21680): 11 months of Meta's RSC-1 (16k A100, 8 per node) give a fitted rate of 6.50
@@ -13,3 +16,33 @@ FAILURES_PER_GPU_HOUR = FAILURES_PER_NODE_DAY_RSC1 / (8 * 24)
 # checkpoint reload, which the planner adds from the checkpoint's bytes). Not a published figure: an order of
 # magnitude, and a scenario input.
 RESTART_MIN = 10.0
+
+FIELDS: dict[str, dict[str, Any]] = {
+    # At most 0.01 per GPU-hour: one failure per 100 GPU-hours, some 80 times the worst published record
+    # (Kokolis et al. 2025: 1.24e-4 at 1,024 GPUs); more is a typo for a per-node or per-day rate.
+    "failures_per_gpu_hour": {
+        "default": FAILURES_PER_GPU_HOUR,
+        "ge": 0,
+        "le": 0.01,
+        "description": "job-stopping failures per GPU-hour; 0 = goodput off",
+    },
+    # 1 minute to 10,000 hours: below a minute the writes would be most of the run; above, no checkpoint at all.
+    "checkpoint_interval_min": {
+        "default": None,
+        "ge": 1,
+        "le": 600_000,
+        "description": "work between checkpoints, minutes; empty or auto = Daly optimum",
+    },
+    "checkpoint_write_s": {
+        "default": None,
+        "ge": 0.01,
+        "le": 1_000_000,
+        "description": "seconds to write one checkpoint; empty = bytes / bandwidth",
+    },
+    "restart_min": {
+        "default": RESTART_MIN,
+        "ge": 0,
+        "le": 100_000,
+        "description": "minutes from a failure until training runs again",
+    },
+}

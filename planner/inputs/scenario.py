@@ -12,10 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from planner.errors import PlannerError, check_name
 from planner.inputs import comm_inputs as ci
+from planner.inputs import goodput_defaults as gp
 from planner.inputs import loading_inputs as ld
 from planner.inputs import moe_inputs as moe
 from planner.inputs import post_training as pt
-from planner.inputs.goodput_defaults import FAILURES_PER_GPU_HOUR, RESTART_MIN
 from planner.model.expert_split import check_expert_degree
 from planner.model.layer_split import check_interleaving
 from planner.model.shape import ModelShape
@@ -157,24 +157,10 @@ class Scenario(BaseModel):
         300.0, ge=1, le=100_000, description="host memory bandwidth per node for a CPU optimizer step, GB/s"
     )
     # --- goodput: failures, checkpoints, restarts (issue 14 item 8; planner/formulas/goodput.py) ---------
-    # At most 0.01 per GPU-hour: one failure per 100 GPU-hours, some 80 times the worst published record
-    # (Kokolis et al. 2025: 1.24e-4 at 1,024 GPUs); more is a typo for a per-node or per-day rate.
-    failures_per_gpu_hour: float = Field(
-        FAILURES_PER_GPU_HOUR,
-        ge=0,
-        le=0.01,
-        description="job-stopping failures per GPU-hour; 0 = goodput off",
-    )
-    # 1 minute to 10,000 hours: below a minute the writes would be most of the run; above, no checkpoint at all.
-    checkpoint_interval_min: float | None = Field(
-        None, ge=1, le=600_000, description="work between checkpoints, minutes; empty or auto = Daly optimum"
-    )
-    checkpoint_write_s: float | None = Field(
-        None, ge=0.01, le=1_000_000, description="seconds to write one checkpoint; empty = bytes / bandwidth"
-    )
-    restart_min: float = Field(
-        RESTART_MIN, ge=0, le=100_000, description="minutes from a failure until training runs again"
-    )
+    failures_per_gpu_hour: float = Field(**gp.FIELDS["failures_per_gpu_hour"])  # sources: goodput_defaults
+    checkpoint_interval_min: float | None = Field(**gp.FIELDS["checkpoint_interval_min"])
+    checkpoint_write_s: float | None = Field(**gp.FIELDS["checkpoint_write_s"])
+    restart_min: float = Field(**gp.FIELDS["restart_min"])
     # --- memory tails (issue 14 item 9; planner/formulas/activations.py, model_states.py) -------------
     # Off by default: torchtune's LoRA recipes run lora_dropout 0.0; PEFT's examples use 0.1.
     lora_dropout: bool = Field(

@@ -252,7 +252,8 @@ def _pair_layouts(
     # a fixed expert tensor degree (the scenario's etp; empty follows each row's tp) keeps the layouts where
     # etp x ep divides tp x dp (planner.model.expert_split)
     etp = float(base.etp or tp)
-    parts = [{k: c[(dp % ep == 0) & ((tp * dp) % (etp * ep) == 0)] for k, c in layout.items()} for ep in eps]
+    masks = [(dp % ep == 0) & ((tp * dp) % (etp * ep) == 0) for ep in eps]  # once per degree, not per column
+    parts = [{k: c[mask] for k, c in layout.items()} for mask in masks]
     if eps == (1,):
         return parts[0]
     for part, ep in zip(parts, eps, strict=True):

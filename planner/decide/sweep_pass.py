@@ -149,14 +149,16 @@ def _whole_rows(columns, rows: slice, gpu_index: int, generation: bool) -> tuple
 
 
 def _memory_rows(memory: Memory, keep: np.ndarray) -> Memory:
-    """The memory inputs and breakdown of the kept rows only (a column that is one value stays one)."""
+    """The memory inputs and breakdown of the kept rows only (a column that is one value stays one). The
+    mask becomes row numbers once: taking by index skips a boolean mask's count for every column."""
+    index = np.flatnonzero(keep)
 
     def rows(item):  # type: ignore[no-untyped-def]
         changes = {}
         for field in fields(item):
             value = getattr(item, field.name)
             if np.ndim(value):
-                changes[field.name] = np.broadcast_to(value, keep.shape)[keep]
+                changes[field.name] = np.broadcast_to(value, keep.shape).take(index)
         return replace(item, **changes)
 
     return rows(memory[0]), rows(memory[1])

@@ -65,6 +65,11 @@ class Phases:
     overhead: Number  # CUDA context and workspaces
 
 
+def _awake_engine(p: Phases) -> Number:
+    """The colocated engine's bytes while the policy trains: its share, unless it sleeps."""
+    return p.engine * (1.0 - np.asarray(p.engine_sleeps, dtype=float))
+
+
 def training_allocated_bytes(p: Phases) -> Number:
     """Allocated while training: the frozen models and whichever trainee is in its backward next to the
     other's kept states."""
@@ -81,15 +86,13 @@ def allocated_peak_bytes(p: Phases) -> Number:
     included: a colocated engine runs in the trainer's process and allocates through PyTorch (verl's and
     DeepSpeed-Chat's hybrid engines, TRL's colocate mode), its share while it generates and, unless it
     sleeps, while the policy trains too."""
-    awake = p.engine * (1.0 - np.asarray(p.engine_sleeps, dtype=float))
-    return np.maximum(training_allocated_bytes(p) + awake, generation_kept_bytes(p) + p.engine)
+    return np.maximum(training_allocated_bytes(p) + _awake_engine(p), generation_kept_bytes(p) + p.engine)
 
 
 def training_phase_bytes(p: Phases) -> Number:
     """Device bytes while training: allocated, the allocator's slack, the overhead, and the engine's share
     unless it sleeps (the engine's pool is its own, outside the trainer's caching allocator)."""
-    awake = p.engine * (1.0 - np.asarray(p.engine_sleeps, dtype=float))
-    return training_allocated_bytes(p) * (1.0 + p.fragmentation_frac) + p.overhead + awake
+    return training_allocated_bytes(p) * (1.0 + p.fragmentation_frac) + p.overhead + _awake_engine(p)
 
 
 def generation_phase_bytes(p: Phases) -> Number:

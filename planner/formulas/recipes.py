@@ -102,6 +102,7 @@ PEAK_PHASE_NAMES: Final = {
     2: "generation (rollouts)",
     3: "model loading (before sharding)",
 }
+PHASE_GENERATION: Final = 2.0
 PHASE_LOADING: Final = 3.0
 PP_STAGE_NAMES: Final = {0: "first pipeline stage", 1: "last pipeline stage"}
 

@@ -16,10 +16,9 @@ import numpy as np
 from planner.columns import Columns
 from planner.formulas import post_training as post
 from planner.formulas.memory import MemoryBreakdown, MemoryInputs, memory_per_gpu
-from planner.formulas.recipes import PHASE_LOADING
+from planner.formulas.recipes import PHASE_GENERATION, PHASE_LOADING
 
 Outputs = dict[str, Any]
-PHASE_GENERATION = 2.0  # planner.formulas.recipes.PEAK_PHASE_NAMES
 
 
 def _value_inputs(c: Columns, inputs: MemoryInputs) -> MemoryInputs:
@@ -132,9 +131,7 @@ def memory_outputs(
         "peak_bytes": peak,
         "allocated_peak_bytes": np.where(shaped, allocated, np.nan),
         # the engine's pool is one block, so the caching allocator's slack is over the trainer's bytes only
-        "reserved_peak_bytes": np.where(
-            shaped, np.maximum(training, generating) - lay.overhead_bytes, np.nan
-        ),
+        "reserved_peak_bytes": np.where(shaped, running - lay.overhead_bytes, np.nan),
         "peak_phase": np.where(
             loading > running,
             PHASE_LOADING,

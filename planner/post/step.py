@@ -91,10 +91,9 @@ def _rollouts(c: Columns, out: Outputs, room_bytes: Any) -> Outputs:
         p.n_rollout_prompts,
     )
     engine = _engine(c, per_rollout * p.n_samples_per_prompt, room_bytes)
+    kv_bytes = gen.kv_cache_bytes(engine)
     # a pool holds its whole share; an engine without one holds its weights and the KV cache in flight
-    held = np.where(
-        without_pool(c), gen.engine_weight_bytes(engine) + gen.kv_cache_bytes(engine), engine.engine_bytes
-    )
+    held = np.where(without_pool(c), gen.engine_weight_bytes(engine) + kv_bytes, engine.engine_bytes)
     n_rollouts = np.where(online, prompts_total / per_rollout, 0.0)
     generation_step_s = np.where(online, gen.generation_s(engine), 0.0)
     sync_step_s = np.where(
@@ -104,7 +103,7 @@ def _rollouts(c: Columns, out: Outputs, room_bytes: Any) -> Outputs:
         "n_rollouts": n_rollouts,
         "rollout_prompts": np.where(online, per_rollout, 0.0),
         "concurrent_sequences": np.where(online, gen.concurrent_sequences(engine), 0.0),
-        "kv_cache_bytes": np.where(online, gen.kv_cache_bytes(engine), 0.0),
+        "kv_cache_bytes": np.where(online, kv_bytes, 0.0),
         "generation_engine_bytes": np.where(online, held, 0.0),
         "generation_time_s": n_rollouts * generation_step_s,
         "weight_sync_time_s": n_rollouts * sync_step_s,

@@ -103,7 +103,7 @@ def time() -> None:
   (Narayanan et al. 2021, §2.2).
 - **Wall clock** = steps × step time, plus checkpoint I/O when a storage speed is given: one load of the
   weights at the slower of storage and PCIe, and each save of weights + optimizer state, taken as blocking.
-- **With failures** (planner/formulas/goodput.py): a failure stops the whole job. At a rate per GPU-hour
+- **With failures** (planner/formulas/step/goodput.py): a failure stops the whole job. At a rate per GPU-hour
   (default 3.39e-5, Meta's RSC-1 record, Kokolis et al. 2025: 6.5 failures per 1,000 node-days) the job's
   mean time between failures is M = 1 ÷ (GPUs × rate). Checkpoints of C seconds (weights + optimizer state ÷
   the storage bandwidth, else 2 GB/s per node up to 57 GB/s) are written every τ of work, Daly's (2006)

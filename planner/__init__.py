@@ -91,8 +91,8 @@ _PUBLIC_MODULES = {
     "planner.estimate": ("estimate", "estimate_resolved"),
     "planner.export.export_types": ("Export",),
     "planner.export.exporters": ("EXPORT_TARGETS", "export_plan"),
-    "planner.formulas.cost": ("EXPERIMENTS_MULTIPLIER_GUIDANCE",),
-    "planner.formulas.energy": ("GPU_UTIL_EXPLANATION", "PUE_EXPLANATION"),
+    "planner.formulas.money.cost": ("EXPERIMENTS_MULTIPLIER_GUIDANCE",),
+    "planner.formulas.energy.footprint": ("GPU_UTIL_EXPLANATION", "PUE_EXPLANATION"),
     "planner.inputs.errors": ("scenario_error",),
     "planner.inputs.numbers": ("number_text", "parse_field_number", "parse_number"),
     "planner.inputs.post_training": (
@@ -219,8 +219,8 @@ if TYPE_CHECKING:
     from planner.export.export_types import TARGET_VERSIONS as EXPORT_TARGET_VERSIONS
     from planner.export.export_types import Export
     from planner.export.exporters import EXPORT_TARGETS, export_plan
-    from planner.formulas.cost import EXPERIMENTS_MULTIPLIER_GUIDANCE
-    from planner.formulas.energy import GPU_UTIL_EXPLANATION, PUE_EXPLANATION
+    from planner.formulas.energy.footprint import GPU_UTIL_EXPLANATION, PUE_EXPLANATION
+    from planner.formulas.money.cost import EXPERIMENTS_MULTIPLIER_GUIDANCE
     from planner.inputs.errors import scenario_error
     from planner.inputs.numbers import number_text, parse_field_number, parse_number
     from planner.inputs.post_training import (

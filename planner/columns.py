@@ -11,10 +11,10 @@ Widths are counts of elements and keep the model-shape names (`hidden_size`, `he
 `vocab_size`); sequence lengths are in tokens (`seq_len_tokens`), micro-batches in sequences
 (`micro_batch_seqs`). `tp`, `pp`, `cp`, `dp` are parallel degrees (GPUs per group) and `zero_stage` is 0-3, as
 in the Scenario. Flags are 1.0 (on) or 0.0 (off). Choices are enum codes (`Method`, `Recompute` in
-`planner.formulas.recipes`) stored as floats and compared with the members (`method != Method.FULL`).
+`planner.formulas.memory.recipes`) stored as floats and compared with the members (`method != Method.FULL`).
 NaN means "not given" where a field says so. `planner.scenario_columns` builds the groups that follow from the
 Scenario and the model shape, `planner.resolve` the GPU group and the whole. `memory_inputs` is the memory
-model's view of the columns (`planner.formulas.memory` keeps its own short names).
+model's view of the columns (`planner.formulas.memory.peak` keeps its own short names).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any, Final, TypeVar
 
 import numpy as np
 
-from planner.formulas.memory_inputs import MemoryInputs
+from planner.formulas.memory.memory_inputs import MemoryInputs
 from planner.post.group import Column, PostTrainingColumns
 
 
@@ -50,23 +50,23 @@ class ModelColumns:
     ffn_hidden_size: Column  # MLP width a token passes through (top-k + shared experts for MoE)
     n_mlp_matrices: Column  # 2 (GeLU) or 3 (SwiGLU)
     vocab_size: Column
-    # expert parallelism (issue 14 item 1; planner/formulas/moe.py): 0 for dense models and bare counts
+    # expert parallelism (issue 14 item 1; planner/formulas/step/moe.py): 0 for dense models and bare counts
     n_expert_params: Column  # routed experts' weights, all MoE layers (what ep spreads)
     n_expert_adapter_params: Column  # LoRA adapters on the routed experts (part of n_adapter_params)
     n_moe_layers: Column  # layers with routed experts (all but the leading dense ones)
     n_experts_active: Column  # routed experts per token (top-k)
-    # routed experts' compute (planner/formulas/expert_compute.py): 0 for dense models and bare counts
+    # routed experts' compute (planner/formulas/step/expert_compute.py): 0 for dense models and bare counts
     n_experts: Column = 0.0  # routed experts per MoE layer
     expert_ffn_hidden_size: Column = 0.0  # one routed expert's MLP width
     n_routed_active_params: Column = 0.0  # top-k routed experts' matmul weights a token runs, all layers
     # what generation caches per token and layer: 2·g·d keys and values, MLA's latent + rotary key (r_kv + d_r);
-    # read by the rollouts' KV cache (planner.formulas.generation.kv_cache_bytes_per_token)
+    # read by the rollouts' KV cache (planner.formulas.post_training.generation.kv_cache_bytes_per_token)
     n_kv_elements_per_token_layer: Column = 0.0
 
 
 @dataclass(frozen=True)
 class RecipeColumns:
-    """The training method and the bytes of each model-state component (`planner.formulas.recipes`)."""
+    """The training method and the bytes of each model-state component (`planner.formulas.memory.recipes`)."""
 
     method: Column  # Method code
     weight_bytes_per_param: Column  # per trained (full) or adapter parameter
@@ -139,7 +139,7 @@ class WorkloadColumns:
     storage_gb_per_s: Column  # checkpoint storage bandwidth (NaN: checkpoint I/O left out)
     n_checkpoints: Column
     experiments_multiplier: Column  # runs of this size the budget must cover
-    # goodput (planner/formulas/goodput.py)
+    # goodput (planner/formulas/step/goodput.py)
     failures_per_gpu_hour: Column  # 0: goodput off
     checkpoint_interval_s: Column  # work between checkpoints (NaN: Daly's optimum)
     checkpoint_write_s: Column  # one checkpoint's write (NaN: its bytes / the write bandwidth)
@@ -164,7 +164,7 @@ class GpuColumns:
     usd_per_gpu_hour_low: Column
     usd_per_gpu_hour_high: Column
     # clocks and power caps (issue 14 item 3): the limit the GPU runs at (its TDP unless capped); the run's
-    # GPU power draw follows it, and `peak_flops_per_s` is already the rate at it (planner/formulas/power_cap.py)
+    # GPU power draw follows it, and `peak_flops_per_s` is already the rate at it (planner/formulas/energy/power_cap.py)
     power_limit_w: Column
 
 
@@ -255,7 +255,7 @@ SAME_NAMED_LAYOUT = (
 
 
 def memory_inputs(c: Columns) -> MemoryInputs:
-    """The memory model's inputs, named as `planner.formulas.memory` names them."""
+    """The memory model's inputs, named as `planner.formulas.memory.peak` names them."""
     m, r, lay = c.model, c.recipe, c.layout
     return MemoryInputs(
         n_params=m.n_params,

@@ -9,7 +9,7 @@ import numpy as np
 
 from planner.catalogue.catalog import Catalogs
 from planner.evaluate import evaluate
-from planner.formulas.recipes import PEAK_PHASE_NAMES
+from planner.formulas.memory.recipes import PEAK_PHASE_NAMES
 from planner.inputs.scenario import Scenario
 from planner.resolve import Resolved, resolve
 from planner.results import Estimate, estimate_figures

@@ -15,12 +15,12 @@ import numpy as np
 
 from planner.columns import Columns, memory_inputs
 from planner.failures import with_failures
-from planner.formulas import collectives, comm, compute, timing
-from planner.formulas.loading import whole_model
-from planner.formulas.memory import MemoryBreakdown, MemoryInputs, max_micro_batch, memory_with_paging
-from planner.formulas.model_states import stage_model_states
-from planner.formulas.offload import OffloadStep
-from planner.formulas.recipes import Method, Recompute
+from planner.formulas.memory.loading import whole_model
+from planner.formulas.memory.model_states import stage_model_states
+from planner.formulas.memory.peak import MemoryBreakdown, MemoryInputs, max_micro_batch, memory_with_paging
+from planner.formulas.memory.recipes import Method, Recompute
+from planner.formulas.step import collectives, comm, compute, timing
+from planner.formulas.step.offload import OffloadStep
 from planner.post.step import is_sft, policy_view, post_training_outputs
 from planner.step_parts import (
     adapter_memory_time_s,

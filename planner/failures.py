@@ -1,4 +1,4 @@
-"""The plan with failures: the goodput formulas (`planner.formulas.goodput`) over evaluated rows.
+"""The plan with failures: the goodput formulas (`planner.formulas.step.goodput`) over evaluated rows.
 
 `planner.evaluate` calls `with_failures` after the plain figures; the plan search leaves it out of its hot path
 and gets it for the plans it shows, which are evaluated again in full. Checkpoint bytes are computed here once,
@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 
 from planner.columns import Columns
-from planner.formulas import energy, goodput, timing
-from planner.formulas.cost import run_cost_usd
-from planner.formulas.recipes import Method
+from planner.formulas.energy import footprint as energy
+from planner.formulas.memory.recipes import Method
+from planner.formulas.money.cost import run_cost_usd
+from planner.formulas.step import goodput, timing
 from planner.formulas.units import SECONDS_PER_HOUR
 
 

@@ -25,8 +25,8 @@ from planner.catalogue.power_limits import (
 )
 from planner.columns import Columns, GpuColumns
 from planner.errors import PlannerError
-from planner.formulas.cost import RateBand, resolve_rate
-from planner.formulas.sequence import SequenceLength, chosen_seq_len
+from planner.formulas.money.cost import RateBand, resolve_rate
+from planner.formulas.step.sequence import SequenceLength, chosen_seq_len
 from planner.formulas.units import GIB_BYTES
 from planner.inputs.scenario import CUSTOM_MODEL, Scenario
 from planner.model.architecture import ParamCounts

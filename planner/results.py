@@ -98,7 +98,7 @@ class Estimate(PostTrainingFigures):
     co2e_kg_high: float
     grid_g_co2e_per_kwh: float
     electricity_cost_usd: float
-    # goodput: the run with failures, checkpoints and restarts (planner/formulas/goodput.py)
+    # goodput: the run with failures, checkpoints and restarts (planner/formulas/step/goodput.py)
     wall_clock_with_failures_h: float | None
     gpu_hours_with_failures: float | None
     cost_with_failures_usd: float | None

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from planner.columns import EnergyColumns, LayoutColumns, ModelColumns, RecipeColumns, WorkloadColumns
-from planner.formulas.recipes import PAGED_OPTIMIZERS, Method, Recompute, recipe_bytes_per_param
+from planner.formulas.memory.recipes import PAGED_OPTIMIZERS, Method, Recompute, recipe_bytes_per_param
 from planner.formulas.units import GIB_BYTES, SECONDS_PER_MINUTE
 from planner.inputs.comm_inputs import REDUCE_DTYPE_BYTES
 from planner.inputs.scenario import Scenario

@@ -3,7 +3,7 @@ work per step, checkpoint I/O per run, the host transfers of offload; and the ro
 model reads.
 
 `planner.evaluate` adds them to the step; the formulas themselves live in `planner.formulas` (here:
-`planner.formulas.adapter_time`, `.offload`, `.comm`, `.timing`), this module only says which columns feed them.
+`planner.formulas.step.adapter_time`, `.offload`, `.comm`, `.timing`), this module only says which columns feed them.
 """
 
 from __future__ import annotations
@@ -14,15 +14,17 @@ import numpy as np
 
 from planner.columns import Columns
 from planner.failures import checkpoint_bytes_each
-from planner.formulas import adapter_time, comm, cost, energy, expert_compute, moe, offload, timing
-from planner.formulas.comm import BYTES_PER_GB
-from planner.formulas.memory_inputs import MemoryBreakdown
-from planner.formulas.recipes import Method, Recompute
+from planner.formulas.energy import footprint as energy
+from planner.formulas.memory.memory_inputs import MemoryBreakdown
+from planner.formulas.memory.recipes import Method, Recompute
+from planner.formulas.money import cost
+from planner.formulas.step import adapter_time, comm, expert_compute, moe, offload, timing
+from planner.formulas.step.comm import BYTES_PER_GB
 from planner.formulas.units import SECONDS_PER_HOUR
 
 
 def adapter_memory_time_s(c: Columns) -> Any:
-    """Per optimizer step and GPU: LoRA/QLoRA work bound by memory bandwidth (`planner.formulas.adapter_time`).
+    """Per optimizer step and GPU: LoRA/QLoRA work bound by memory bandwidth (`planner.formulas.step.adapter_time`).
 
     Each GPU holds 1/(tp·pp) of the layers and sees its replica's tokens over the context-parallel ranks.
     """
@@ -71,13 +73,13 @@ def moe_layout(c: Columns) -> comm.MoeLayout | None:
 def moe_critical_path_s(c: Columns) -> tuple[Any, Any]:
     """(all-to-all seconds, routed experts' extra compute seconds at a utilisation of 1) per optimizer step and
     GPU; (0, 0) for a dense model. Both sit on every micro-batch's critical path: the experts wait for the dispatch and the
-    next layer for the combine, so no compute hides them (`planner.formulas.moe`, `.expert_compute`)."""
+    next layer for the combine, so no compute hides them (`planner.formulas.step.moe`, `.expert_compute`)."""
     m, lay, r, g = c.model, c.layout, c.recipe, c.gpu
     if np.ndim(m.n_expert_params) == 0 and not m.n_expert_params:
         return 0.0, 0.0
     full_recompute = lay.recompute == Recompute.FULL
     tokens = lay.micro_batch_seqs * c.workload.seq_len_tokens / lay.cp  # per context-parallel rank
-    etp = moe.expert_tensor_degree(lay.etp, lay.tp)  # the dispatcher's rules: planner.formulas.moe
+    etp = moe.expert_tensor_degree(lay.etp, lay.tp)  # the dispatcher's rules: planner.formulas.step.moe
     links = moe.ExpertLinks(
         etp, lay.n_gpus_per_node, comm.intra_node_link_gb_per_s(g.intra_node_gb_per_s, g.pcie_gb_per_s),
         lay.inter_node_gb_per_s,
@@ -92,7 +94,7 @@ def moe_critical_path_s(c: Columns) -> tuple[Any, Any]:
         g.memory_gb_per_s * BYTES_PER_GB,
     )  # fmt: skip
     # FLOPs per routed weight and token: forward 2, backward 4 (2 with a frozen base: no weight gradient),
-    # and the forward again under full recompute (planner.formulas.compute's counting).
+    # and the forward again under full recompute (planner.formulas.step.compute's counting).
     per_weight = 2.0 + np.where(r.method != Method.FULL, 2.0, 4.0) + 2.0 * full_recompute
     # a GPU runs 1/etp of each expert matmul on etp GPUs' b·s/(cp·tp) tokens: 1/tp of its tokens at any etp
     tokens_per_gpu_step = tokens * lay.n_micro_batches / lay.tp

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from planner.formulas.energy import co2e_kg
+from planner.formulas.energy.footprint import co2e_kg
 from planner.results import Estimate
 
 

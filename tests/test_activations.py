@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from planner.formulas.activations import (
+from planner.formulas.memory.activations import (
     layer_activation_bytes,
     layer_input_bytes,
     logits_bytes,
@@ -15,7 +15,7 @@ from planner.formulas.activations import (
     op_selective_layer_bytes,
     stack_activation_bytes,
 )
-from planner.formulas.recipes import Recompute
+from planner.formulas.memory.recipes import Recompute
 
 # GPT-3 175B (Korthikanti et al. 2022, Table 3): a = 96 heads, h = 12288, s = 2048, 96 layers, t = 8.
 # The paper's Table 2 model is MHA (g = a), GeLU MLP with F = 4h, dropout on, eager attention, 16-bit.

@@ -1,5 +1,5 @@
 """LoRA and QLoRA speed (issue 14, item 4): the 4-bit base dequantised every pass and the adapters' thin matmuls
-cost memory-bandwidth time (planner/formulas/adapter_time.py, composed in planner/step_parts.py)."""
+cost memory-bandwidth time (planner/formulas/step/adapter_time.py, composed in planner/step_parts.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from planner import Scenario, default_catalogs, estimate
-from planner.formulas import adapter_time
-from planner.formulas.recipes import nf4_bytes_per_param
+from planner.formulas.memory.recipes import nf4_bytes_per_param
+from planner.formulas.step import adapter_time
 
 CATS = default_catalogs()
 

@@ -18,9 +18,9 @@ from planner.cases.case_file import CASE_FILE_COLUMNS, row_problems
 from planner.catalogue.catalog import default_catalogs
 from planner.estimate import estimate
 from planner.evaluate import _step_comm
-from planner.formulas import collectives, timing
-from planner.formulas.comm import layout_comm
-from planner.formulas.pipeline import data_parallel_rounds
+from planner.formulas.step import collectives, timing
+from planner.formulas.step.comm import layout_comm
+from planner.formulas.step.pipeline import data_parallel_rounds
 from planner.inputs.comm_inputs import OverlapModel, ReduceDtype
 from planner.resolve import resolve
 from tests.test_comm import H100_NVLINK, IB_PER_GPU
@@ -117,7 +117,7 @@ def test_zero3_latency_80_layers():
 
 def test_zero3_latency_under_a_pipeline_is_once_per_step():
     # ZeRO-3 with pp 2 keeps each stage's weights gathered across its 4 micro-batches (torchtitan's FSDP2 with
-    # pipelining, planner.formulas.pipeline.data_parallel_rounds: 1 gather, 1 reduce-scatter per step): 40
+    # pipelining, planner.formulas.step.pipeline.data_parallel_rounds: 1 gather, 1 reduce-scatter per step): 40
     # layers per stage × 2 = 80 one-phase rings over 8 NVLink ranks of 32.2 µs = 2.576 ms (no pipeline: 3 × 4
     # per layer, 480 rings).
     rounds, gathers = data_parallel_rounds(2.0, 4.0)

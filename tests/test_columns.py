@@ -13,7 +13,7 @@ from planner.columns import GROUP_OF, GROUPS, Columns, GpuColumns, map_columns, 
 from planner.decide import compare, sweep_rank
 from planner.estimate import estimate, row
 from planner.evaluate import evaluate
-from planner.formulas.recipes import Method, Recompute
+from planner.formulas.memory.recipes import Method, Recompute
 from planner.inputs import scenario as scenario_module
 from planner.inputs.scenario import Scenario
 from planner.resolve import GpuProvenance, resolve

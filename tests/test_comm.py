@@ -1,11 +1,11 @@
-"""Communication volumes, link choice, overlap and the pipeline bubble (planner/formulas/comm.py)."""
+"""Communication volumes, link choice, overlap and the pipeline bubble (planner/formulas/step/comm.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from planner.formulas import comm
+from planner.formulas.step import comm
 
 H100_NVLINK = 450.0  # GB/s per direction (data/gpus.csv)
 IB_PER_GPU = 50.0  # GB/s, 8 × 400 Gb/s per 8-GPU node

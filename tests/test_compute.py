@@ -1,4 +1,4 @@
-"""Dataset tokens, the FLOP model, time and checkpoint I/O (planner/formulas/compute.py, planner/formulas/timing.py)."""
+"""Dataset tokens, the FLOP model, time and checkpoint I/O (planner/formulas/step/compute.py, planner/formulas/step/timing.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planner.formulas import compute, timing
-from planner.formulas.comm import StepComm, layout_comm, pipeline_bubble_frac
+from planner.formulas.step import compute, timing
+from planner.formulas.step.comm import StepComm, layout_comm, pipeline_bubble_frac
 
 SECONDS_PER_DAY = 86_400.0
 NO_COMM = StepComm(pipelined_s=0.0, data_parallel_s=0.0)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planner.formulas.cost import (
+from planner.formulas.money.cost import (
     EXPERIMENTS_MULTIPLIER_GUIDANCE,
     EXPERIMENTS_MULTIPLIER_PRESETS,
     cost_figures,

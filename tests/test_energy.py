@@ -10,7 +10,7 @@ from planner.cases.energy_cases import (
     energy_prediction_from_case,
     gpu_hours_from_model_flops,
 )
-from planner.formulas.energy import (
+from planner.formulas.energy.footprint import (
     DEFAULT_GPU_UTIL_FRAC,
     GPU_UTIL_EXPLANATION,
     PUE_EXPLANATION,

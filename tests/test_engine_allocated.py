@@ -11,7 +11,7 @@ import pytest
 from planner.cases import case_words
 from planner.cases.case_file import load_case_file
 from planner.cases.case_post import _rollout_fields
-from planner.formulas import post_training as post
+from planner.formulas.post_training import side_models as post
 
 GB = 1e9
 CASES = Path(__file__).resolve().parents[1] / "data" / "calibration.csv"

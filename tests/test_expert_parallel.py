@@ -3,7 +3,7 @@
 Sources of the arithmetic: GShard (Lepikhin et al. 2020, §2.2) and DeepSpeed-MoE (Rajbhandari et al. 2022, §5)
 for the two all-to-alls (dispatch, combine) per MoE layer and pass; Megatron-Core MoE for the layout (routed
 experts split over ep ranks carved out of the data-parallel group, their optimizer sharded over the expert
-data-parallel group of dp / ep ranks). `planner/formulas/moe.py` holds the formula.
+data-parallel group of dp / ep ranks). `planner/formulas/step/moe.py` holds the formula.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from planner.decide.sweep_types import Constraints
 from planner.errors import PlannerError
 from planner.estimate import estimate
 from planner.export.exporters import export_plan
-from planner.formulas import comm, moe
-from planner.formulas.memory import memory_per_gpu
-from planner.formulas.memory_inputs import MemoryInputs
-from planner.formulas.model_states import stage_model_states
+from planner.formulas.memory.memory_inputs import MemoryInputs
+from planner.formulas.memory.model_states import stage_model_states
+from planner.formulas.memory.peak import memory_per_gpu
+from planner.formulas.step import comm, moe
 from planner.inputs.scenario import Scenario
 from planner.resolve import resolve
 

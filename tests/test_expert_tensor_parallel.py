@@ -1,6 +1,6 @@
 """Expert tensor parallelism (issue 14 item 1): the `etp` input, Megatron-Core's --expert-tensor-parallel-size.
 
-Rules under test (planner/formulas/moe.py's docstring, with its sources): empty etp follows tp (Megatron's
+Rules under test (planner/formulas/step/moe.py's docstring, with its sources): empty etp follows tp (Megatron's
 default); a GPU holds 1/(etp·ep) of the routed experts, ZeRO shards them over tp·dp/(etp·ep) ranks; etp × ep must
 divide tp × dp; the all-to-all group spans etp·ep consecutive ranks; each expert matmul sees etp/tp times the
 rows and 1/etp of the width; the MLP half of a MoE layer's tensor collectives runs over etp ranks.
@@ -24,9 +24,9 @@ from planner.decide.sweep_types import Constraints
 from planner.errors import PlannerError
 from planner.estimate import estimate
 from planner.export.exporters import export_plan
-from planner.formulas import comm, expert_compute, moe
-from planner.formulas.memory_inputs import MemoryInputs
-from planner.formulas.model_states import stage_model_states
+from planner.formulas.memory.memory_inputs import MemoryInputs
+from planner.formulas.memory.model_states import stage_model_states
+from planner.formulas.step import comm, expert_compute, moe
 from planner.inputs.scenario import Scenario
 
 CATS = default_catalogs()

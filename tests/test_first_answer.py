@@ -18,7 +18,7 @@ from planner import (
 )
 from planner.cli.main import main
 from planner.decide.fixes import METHOD_ORDER
-from planner.formulas.sequence import derived_seq_len
+from planner.formulas.step.sequence import derived_seq_len
 from planner.inputs.scenario_io import read_scenarios_csv, scenarios_to_csv
 
 CATS = default_catalogs()

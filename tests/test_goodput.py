@@ -20,7 +20,7 @@ from planner.cases.validate import validate_cases
 from planner.catalogue.catalog import default_catalogs
 from planner.decide.scenario_results import read_saved_scenarios
 from planner.estimate import estimate
-from planner.formulas import goodput
+from planner.formulas.step import goodput
 from planner.inputs.goodput_defaults import FAILURES_PER_GPU_HOUR
 from planner.inputs.query import scenario_from_query, scenario_to_query
 from planner.inputs.scenario import Scenario

@@ -8,9 +8,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from planner.formulas.memory import GIB, MemoryInputs, max_micro_batch, memory_per_gpu, model_state_bytes
-from planner.formulas.model_states import zero_shard_degree
-from planner.formulas.recipes import (
+from planner.formulas.memory.model_states import zero_shard_degree
+from planner.formulas.memory.peak import GIB, MemoryInputs, max_micro_batch, memory_per_gpu, model_state_bytes
+from planner.formulas.memory.recipes import (
     Method,
     Recompute,
     model_state_bytes_per_param,

@@ -18,7 +18,7 @@ from planner.cases.case_row import case_scenario
 from planner.cases.case_words import optimizer_foreach
 from planner.cases.validate import checked_rows
 from planner.catalogue.catalog import default_catalogs
-from planner.formulas.memory import memory_per_gpu
+from planner.formulas.memory.peak import memory_per_gpu
 from tests.test_memory import llama
 
 N_PARAMS = 8.03e9  # Llama 3.1 8B, as `llama()` builds it

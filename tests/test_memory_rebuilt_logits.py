@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planner.formulas.memory import memory_per_gpu
+from planner.formulas.memory.peak import memory_per_gpu
 from tests.test_memory import llama
 
 # Llama 3.1 8B LoRA, bf16, full recompute, micro-batch 2 × 2048 tokens = 4096 tokens.

@@ -16,8 +16,8 @@ from planner.cases.case_gpu import GpuMatcher
 from planner.cases.case_row import case_scenario
 from planner.cases.case_words import lora_targets
 from planner.catalogue.catalog import default_catalogs
-from planner.formulas.activations import lora_adapter_bytes
-from planner.formulas.memory import GIB, memory_per_gpu
+from planner.formulas.memory.activations import lora_adapter_bytes
+from planner.formulas.memory.peak import GIB, memory_per_gpu
 from tests.test_memory import llama
 
 TOKENS = 2 * 2048  # micro-batch 2 × sequence 2048 (the torchtune README's Llama 3.1 setting)

@@ -1,6 +1,6 @@
 """The model-loading peak (issue 14 item 9, memory tails): `model_loading` "sharded" or "full_on_gpu".
 
-Mechanism (planner/formulas/loading.py, planner/inputs/loading_inputs.py): a model put on the GPU whole before
+Mechanism (planner/formulas/memory/loading.py, planner/inputs/loading_inputs.py): a model put on the GPU whole before
 FSDP wraps it (`model.cuda()` then `FullyShardedDataParallel(...)`, or `from_pretrained(device_map="cuda")`)
 holds every weight at the recipe's dtype on every GPU, plus one layer while FSDP1 flattens it (`torch.cat` in
 `FlatParamHandle.flatten_tensors`), plus the CUDA context and workspaces (the 2 GiB default overhead).
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from planner.cases.case_file import CASE_FILE_COLUMNS, row_problems
 from planner.catalogue.catalog import default_catalogs
 from planner.estimate import estimate
-from planner.formulas.memory import memory_per_gpu
+from planner.formulas.memory.peak import memory_per_gpu
 from planner.inputs.scenario import Scenario
 from tests.test_memory import llama
 

@@ -20,8 +20,8 @@ from pydantic import ValidationError
 
 from planner.catalogue.catalog import default_catalogs
 from planner.estimate import estimate
-from planner.formulas import comm, expert_compute
-from planner.formulas.pipeline import data_parallel_rounds
+from planner.formulas.step import comm, expert_compute
+from planner.formulas.step.pipeline import data_parallel_rounds
 from planner.inputs.scenario import Scenario
 from planner.model.architecture import count_params, linear_params_all_layers
 from planner.model.hf_config import shape_from_hf_config

@@ -1,6 +1,6 @@
 """Offload costs time (issue 14 item 5): PCIe transfers, the CPU optimizer step, paged 8-bit optimizers.
 
-Every expected figure is written out from the formulas of planner/formulas/offload.py: PCIe at its theoretical
+Every expected figure is written out from the formulas of planner/formulas/step/offload.py: PCIe at its theoretical
 per-direction rate × 0.88 (nvbandwidth on 8× H200: 55.4 of 63 GB/s), the CPU update at the host memory
 bandwidth (Scenario.host_memory_gb_per_s, 300 GB/s per node by default).
 """
@@ -12,8 +12,8 @@ from hypothesis import example, given
 
 from planner.catalogue.catalog import default_catalogs
 from planner.estimate import estimate
-from planner.formulas import offload
-from planner.formulas.memory_inputs import GIB
+from planner.formulas.memory.memory_inputs import GIB
+from planner.formulas.step import offload
 from planner.inputs.scenario import Scenario
 from tests.test_properties import PROPERTY, scenarios
 

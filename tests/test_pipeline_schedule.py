@@ -27,10 +27,10 @@ from planner.decide.sweep_types import Constraints
 from planner.errors import PlannerError
 from planner.estimate import estimate
 from planner.export.exporters import export_plan
-from planner.formulas import comm
-from planner.formulas.memory import stage_activations
-from planner.formulas.memory_inputs import MemoryInputs
-from planner.formulas.pipeline import layers_in_flight
+from planner.formulas.memory.memory_inputs import MemoryInputs
+from planner.formulas.memory.peak import stage_activations
+from planner.formulas.step import comm
+from planner.formulas.step.pipeline import layers_in_flight
 from planner.inputs.scenario import Scenario
 from planner.model.layer_split import interleaving_fits, layers_per_virtual_stage
 from planner.resolve import resolve

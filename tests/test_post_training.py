@@ -17,8 +17,8 @@ from pydantic import ValidationError
 from planner.catalogue.catalog import default_catalogs
 from planner.errors import PlannerError
 from planner.estimate import estimate
-from planner.formulas import generation as gen
-from planner.formulas import post_training as post
+from planner.formulas.post_training import generation as gen
+from planner.formulas.post_training import side_models as post
 from planner.inputs.errors import scenario_error
 from planner.inputs.scenario import Scenario
 

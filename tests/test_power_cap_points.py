@@ -1,12 +1,16 @@
 """The power-cap rule against published sweeps (issue 14 item 3): throughput at several power limits on one GPU
-(Perseus SOSP 2024 on A100, Zeus NSDI 2023 on V100; planner/formulas/power_cap_points.py)."""
+(Perseus SOSP 2024 on A100, Zeus NSDI 2023 on V100; planner/formulas/energy/power_cap_points.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from planner.formulas.power_cap import capped_rate_frac
-from planner.formulas.power_cap_points import POWER_CAP_POINTS, RULE_TOLERANCE_BY_GENERATION, PowerCapPoint
+from planner.formulas.energy.power_cap import capped_rate_frac
+from planner.formulas.energy.power_cap_points import (
+    POWER_CAP_POINTS,
+    RULE_TOLERANCE_BY_GENERATION,
+    PowerCapPoint,
+)
 
 
 @pytest.mark.parametrize("point", POWER_CAP_POINTS, ids=lambda p: f"{p.workload[:12]}@{p.power_limit_w:g}W")

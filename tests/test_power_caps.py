@@ -1,5 +1,5 @@
 """Clocks and power caps (issue 14 item 3): a GPU's power limit derates its dense tensor rate by one rule
-(planner/formulas/power_cap.py) and sets its power draw, in the estimate, the comparison, the search, the CLI,
+(planner/formulas/energy/power_cap.py) and sets its power draw, in the estimate, the comparison, the search, the CLI,
 share links, the scenarios CSV, the app and validation."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from planner.decide.scenario_results import read_saved_scenarios
 from planner.decide.sheet import evaluate_rows
 from planner.decide.sweep import scenario_for
 from planner.estimate import estimate
-from planner.formulas.power_cap import MIN_POWER_LIMIT_FRAC, capped_rate_frac
+from planner.formulas.energy.power_cap import MIN_POWER_LIMIT_FRAC, capped_rate_frac
 from planner.inputs.query import scenario_from_query, scenario_to_query
 from planner.inputs.scenario import Scenario
 from planner.inputs.scenario_io import scenarios_to_csv

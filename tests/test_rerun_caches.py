@@ -16,7 +16,7 @@ from planner.catalogue.catalog import default_catalogs
 from planner.catalogue.models import shape_from_row
 from planner.columns import memory_inputs
 from planner.evaluate import _model_state_bytes_total, evaluate
-from planner.formulas.memory import MemoryInputs, memory_per_gpu
+from planner.formulas.memory.peak import MemoryInputs, memory_per_gpu
 from planner.inputs.scenario import Scenario
 from planner.resolve import resolve
 from ui import charts

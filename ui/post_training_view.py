@@ -15,7 +15,7 @@ from ui.methods_link import methods_link
 from ui.post_training_inputs import OBJECTIVE_SHORT
 from ui.safe_text import plain
 
-GENERATION_PHASE = "generation (rollouts)"  # planner.formulas.recipes.PEAK_PHASE_NAMES[2]
+GENERATION_PHASE = "generation (rollouts)"  # planner.formulas.memory.recipes.PEAK_PHASE_NAMES[2]
 LOADING_PHASE = "model loading (before sharding)"  # PEAK_PHASE_NAMES[3]: the whole model on each GPU first
 
 

@@ -155,7 +155,7 @@ def _lora_targets(row: dict[str, str], method: str, notes: list[str]) -> str:
 
 
 def _power_limit(gpu_cell: str, gpu: dict[str, Any], notes: list[str]) -> float | str | None:
-    """The power limit a power-capped GPU cell states (planner.formulas.power_cap derates its rates), None
+    """The power limit a power-capped GPU cell states (planner.formulas.energy.power_cap derates its rates), None
     for a GPU at its catalogue limit, or why a capped run cannot be predicted (no limit stated, or one the
     GPU cannot take)."""
     if not words.power_capped(gpu_cell):

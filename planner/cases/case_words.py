@@ -245,7 +245,7 @@ def dropout_on(notes: str) -> bool | None:
 
 
 # 4-bit bases whose dequantisation kernels are not bitsandbytes/torchao NF4 (the QLoRA the planner models:
-# planner/formulas/adapter_time.py): GPTQ (auto-gptq) and AWQ int4 checkpoints.
+# planner/formulas/step/adapter_time.py): GPTQ (auto-gptq) and AWQ int4 checkpoints.
 OTHER_4BIT_BASES = ("gptq", "awq")
 
 

@@ -3,7 +3,7 @@
 A row of `reference/calibration.csv` with `measured_unit` gpu_hours, mwh or tco2eq gives the model size, the
 token count and the hardware. GPU-hours follow from the model FLOPs at a stated utilisation of the GPU's peak;
 MWh and tCO2e then follow with the assumptions the row records (power per GPU, PUE, grid intensity), through
-the same `planner.formulas.energy` formulas the planner uses. Rows that lack an input get a reason instead of a number.
+the same `planner.formulas.energy.footprint` formulas the planner uses. Rows that lack an input get a reason instead of a number.
 
 Passing the run's published GPU-hours (`gpu_hours=`) checks only the energy arithmetic, which is how BLOOM's
 and Meta's figures were produced (calibration-sources.md, "Derived energy").
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from planner.cases.rel_error import relative_error
-from planner.formulas.energy import FloatOrArray, co2e_kg, model_card_energy_kwh
+from planner.formulas.energy.footprint import FloatOrArray, co2e_kg, model_card_energy_kwh
 from planner.formulas.units import SECONDS_PER_HOUR
 
 ENERGY_UNITS = ("gpu_hours", "mwh", "tco2eq")
@@ -96,7 +96,7 @@ def energy_prediction_from_case(
 
     `gpu_peak_tflops` is the dense peak at the run's precision (None when the GPU is not in the catalogue).
     MoE rows use the active parameter count. MWh = GPU-hours x stated W x stated PUE; tCO2e = MWh x stated
-    kg/kWh: the convention of the published figures (`planner.formulas.energy.model_card_energy_kwh`).
+    kg/kWh: the convention of the published figures (`planner.formulas.energy.footprint.model_card_energy_kwh`).
     """
     base = _base(row)
     if base.measured_unit not in ENERGY_UNITS:

@@ -49,7 +49,7 @@ from planner.catalogue.precisions import (
     precision_problem,
     supported_precisions,
 )
-from planner.formulas.compute import Number
+from planner.formulas.step.compute import Number
 from planner.model.shape import ModelShape
 
 __all__ = [

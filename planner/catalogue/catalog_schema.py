@@ -108,7 +108,7 @@ GPUS = TableSpec(
         _positive("tdp_w", 100_000.0),
         # A variant run below its TDP (issue 14 item 3): the enforced limit, blank = the TDP. Within
         # [MIN_POWER_LIMIT_FRAC x tdp_w, tdp_w] (catalog_tables.check_power_limits); the tflops_* columns stay
-        # the datasheet's rates at TDP and planner.formulas.power_cap derates them.
+        # the datasheet's rates at TDP and planner.formulas.energy.power_cap derates them.
         _positive("power_limit_w", 100_000.0, required=False),
         _text("interconnect", required=False),
         Column("intra_node_gb_per_s", pl.Float64, low=0.0, high=100_000.0),  # 0 = none, PCIe carries it

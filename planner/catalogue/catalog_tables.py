@@ -16,7 +16,7 @@ import polars as pl
 from planner.catalogue.catalog_lookup import closest, gpu_name_keys, name_keys, normalise_name
 from planner.catalogue.catalog_read import FILE_COL, ROW_COL, CatalogError, Problem, read_table
 from planner.catalogue.catalog_schema import GPUS, PRICES, PRICING, TFLOPS_COLUMNS, TableSpec
-from planner.formulas.power_cap import MIN_POWER_LIMIT_FRAC
+from planner.formulas.energy.power_cap import MIN_POWER_LIMIT_FRAC
 
 # A snapshot id is a price file's name without `.csv`: a calendar date YYYY-MM-DD, optionally followed by "-" or
 # "_" and a suffix of letters, digits, "-" and "_" (2026-12-01, 2026-12-01-acme); data/README.md states the same.
@@ -52,7 +52,7 @@ def gpus_table(source: Path | bytes, origin: str, file_label: str) -> pl.DataFra
 
 
 def power_limit_problems(frame: pl.DataFrame, file_label: str) -> list[Problem]:
-    """A variant's power limit lies within [MIN_POWER_LIMIT_FRAC x TDP, TDP] (planner.formulas.power_cap)."""
+    """A variant's power limit lies within [MIN_POWER_LIMIT_FRAC x TDP, TDP] (planner.formulas.energy.power_cap)."""
     if "power_limit_w" not in frame.columns:
         return []
     low = pl.col("tdp_w") * MIN_POWER_LIMIT_FRAC

@@ -2,7 +2,7 @@
 
 `data/efficiency.csv` is written by `scripts/derive_efficiency.py` from the published measurements in
 `reference/calibration.csv`. Its `mfu_*` columns are *compute-only* utilisation on hardware FLOPs (see
-`planner.formulas.timing`): measured throughput with the modelled exposed communication and pipeline bubble taken
+`planner.formulas.step.timing`): measured throughput with the modelled exposed communication and pipeline bubble taken
 out; equal to MFU when nothing is recomputed and communication is fully hidden. Each row says how it was
 obtained (`rule`): measured, or filled from a neighbour by one of the stated rules in `fill_missing`.
 """
@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from planner.catalogue.paths import bundled_data_dir
-from planner.formulas.compute import Number
+from planner.formulas.step.compute import Number
 
 EFFICIENCY_CSV = bundled_data_dir() / "efficiency.csv"
 

@@ -1,6 +1,6 @@
 """The power limit a GPU runs at: the scenario's, else the catalogue variant's, else its TDP (issue 14 item 3).
 
-The rule from a limit to the dense rate is `planner.formulas.power_cap`; this module only says which limit
+The rule from a limit to the dense rate is `planner.formulas.energy.power_cap`; this module only says which limit
 applies and whether a typed one is allowed for the GPU (a range relative to its TDP, so it needs the row).
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from planner.catalogue.precisions import PeakRate, peak_rate
 from planner.errors import PlannerError
-from planner.formulas.power_cap import MIN_POWER_LIMIT_FRAC, capped_rate_frac
+from planner.formulas.energy.power_cap import MIN_POWER_LIMIT_FRAC, capped_rate_frac
 
 
 def catalogue_power_limit_w(gpu_row: dict[str, Any]) -> float:

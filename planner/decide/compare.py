@@ -22,7 +22,7 @@ import polars as pl
 from planner.catalogue.catalog import Catalogs
 from planner.columns import Columns, GpuColumns, map_columns, stack
 from planner.evaluate import evaluate
-from planner.formulas.recipes import PEAK_PHASE_NAMES
+from planner.formulas.memory.recipes import PEAK_PHASE_NAMES
 from planner.inputs.scenario import Scenario
 from planner.resolve import GpuProvenance, gpu_columns, resolve
 from planner.results import shown

@@ -10,7 +10,7 @@ import polars as pl
 
 from planner.decide.fixes import Fix, suggest_fixes
 from planner.evaluate import evaluate
-from planner.formulas.recipes import Recompute
+from planner.formulas.memory.recipes import Recompute
 from planner.resolve import Resolved
 from planner.results import shown
 

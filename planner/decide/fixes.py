@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from planner.catalogue.catalog import Catalogs, precision_problem
 from planner.decide.sheet import evaluate_rows
 from planner.estimate import estimate_resolved
-from planner.formulas.sequence import PACKED_MIN_TOKENS, derived_seq_len
+from planner.formulas.step.sequence import PACKED_MIN_TOKENS, derived_seq_len
 from planner.inputs.scenario import Scenario
 from planner.resolve import Resolved
 from planner.results import Estimate

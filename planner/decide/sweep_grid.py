@@ -14,7 +14,7 @@ from typing import get_args
 
 import numpy as np
 
-from planner.formulas.recipes import Recompute
+from planner.formulas.memory.recipes import Recompute
 from planner.inputs import scenario
 from planner.inputs.scenario import Scenario
 from planner.model.layer_split import interleaving_fits
@@ -31,7 +31,7 @@ DEFAULT_RECOMPUTE: tuple[str, ...] = get_args(scenario.Recompute)  # every mode 
 DEFAULT_PP_DEGREES = (1, 2, 4, 8, 16)
 # Virtual pipeline stages per GPU (interleaved 1F1B) tried for pp > 1: v = 2 halves the 1F1B bubble and v = 4
 # quarters it, while the point-to-point traffic grows v-fold and the first stage's in-flight activations by
-# (1 + (p−1)/(p·v)) (planner.formulas.pipeline); published Megatron/NeMo runs sit at 2-6 chunks per GPU
+# (1 + (p−1)/(p·v)) (planner.formulas.step.pipeline); published Megatron/NeMo runs sit at 2-6 chunks per GPU
 # (reference/calibration.csv: 3, 5, 6). Only splits the model's layers allow are tried.
 DEFAULT_VIRTUAL_STAGES = (1, 2, 4)
 # Expert-parallel degrees tried for a model with routed experts (dense models get ep 1 only, so their grid does

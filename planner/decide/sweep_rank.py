@@ -12,7 +12,7 @@ import polars as pl
 from planner.decide.sweep_grid import LayoutGrid
 from planner.decide.sweep_types import Constraints
 from planner.evaluate import evaluate
-from planner.formulas.recipes import Recompute
+from planner.formulas.memory.recipes import Recompute
 from planner.formulas.units import SECONDS_PER_HOUR
 from planner.resolve import Resolved
 from planner.results import shown

@@ -49,7 +49,7 @@ def optimizer_steps(s: Scenario) -> int:
 def in_node_shard(s: Scenario) -> int:
     """Data-parallel ranks that share one sharded copy when sharding stays inside a node (HYBRID_SHARD).
 
-    The planner's rule (planner.formulas.model_states.zero_shard_degree): the replicas that fit in one node
+    The planner's rule (planner.formulas.memory.model_states.zero_shard_degree): the replicas that fit in one node
     beside the tensor, pipeline and context ranks; here the largest divisor of dp not above that, since the
     frameworks need dp = shard × replicate exactly.
     """

@@ -1,7 +1,7 @@
 """The communication inputs of a Scenario (issue 14 item 6): the gradient reduce dtype and the overlap model.
 
 Kept here, as `planner.inputs.post_training` keeps its block, so that the Scenario stays short. The figures
-they drive live in `planner.formulas.collectives` and `planner.formulas.timing`.
+they drive live in `planner.formulas.step.collectives` and `planner.formulas.step.timing`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ REDUCE_DTYPE_BYTES = {"auto": 0.0, "fp32": 4.0, "bf16": 2.0, "fp16": 2.0}
 
 # constant: overlap × min(compute, traffic) of all traffic hides (Calculon's overlapped step), at the overlap
 # share the published rows agree with (scripts/check_throughput_rows.py, 0.9). windows: the data-parallel sync
-# hides only behind the compute that runs beside it (`planner.formulas.collectives.data_parallel_window`: DDP
+# hides only behind the compute that runs beside it (`planner.formulas.step.collectives.data_parallel_window`: DDP
 # and ZeRO-1 behind the last micro-batch's backward, ZeRO-2 every backward, ZeRO-3 everything).
 # "constant" is the default because the windows need the real micro-batch split, which published rows rarely
 # state: with the split guessed (a blank micro-batch read as 1, so 4-64 accumulation steps, e.g. Megatron's

@@ -21,7 +21,7 @@ expert layers' groups apart from attention's, in the order etp-ep-dp-pp, so the 
 sub-group of attention's tp × cp × dp ranks; parallel_state.initialize_model_parallel refuses a world size
 that etp × ep × pp does not divide. The planner keeps the context ranks out of that group (as its ep rule
 already did: ep divides dp), so etp × ep must divide tp × dp; with etp = tp that is ep | dp, the old rule.
-1024 as for tp. The formulas' use of it: planner/formulas/moe.py.
+1024 as for tp. The formulas' use of it: planner/formulas/step/moe.py.
 """
 
 from __future__ import annotations

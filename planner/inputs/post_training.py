@@ -2,8 +2,8 @@
 
 `Scenario.method` stays how the policy's weights are trained (full, LoRA, QLoRA); `post_training` is what
 it is trained for. The defaults describe supervised fine-tuning, so every plan saved before this existed
-reads the same. The figures these inputs drive live in `planner.formulas.post_training` (memory and
-scoring) and `planner.formulas.generation` (rollouts).
+reads the same. The figures these inputs drive live in `planner.formulas.post_training.side_models` (memory and
+scoring) and `planner.formulas.post_training.generation` (rollouts).
 
 Where the objective's own default applies (`None` or "auto"), `planner.post.columns` decides it in one place
 for every surface.

@@ -148,7 +148,7 @@ class Scenario(BaseModel):
         1, ge=1, le=128, description="virtual pipeline stages per GPU (interleaved 1F1B); 1 = plain 1F1B"
     )
     # --- offload and paged optimizers (issue 14 item 5) ---
-    # Read by the CPU optimizer step of optimizer offload (planner.formulas.offload). A DGX H100 / HGX H200
+    # Read by the CPU optimizer step of optimizer offload (planner.formulas.step.offload). A DGX H100 / HGX H200
     # host has two Xeon Platinum 8480C with eight DDR5-4800 channels each: 2 × 8 × 38.4 GB/s = 614.4 GB/s
     # theoretical (4800 MT/s × 8 bytes per channel). A multi-threaded update that also computes (AdamW's
     # square root and division, across both sockets' NUMA domains) sustains about half of that: 300 GB/s is
@@ -156,12 +156,12 @@ class Scenario(BaseModel):
     host_memory_gb_per_s: float = Field(
         300.0, ge=1, le=100_000, description="host memory bandwidth per node for a CPU optimizer step, GB/s"
     )
-    # --- goodput: failures, checkpoints, restarts (issue 14 item 8; planner/formulas/goodput.py) ---------
+    # --- goodput: failures, checkpoints, restarts (issue 14 item 8; planner/formulas/step/goodput.py) ---------
     failures_per_gpu_hour: float = Field(**gp.FIELDS["failures_per_gpu_hour"])  # sources: goodput_defaults
     checkpoint_interval_min: float | None = Field(**gp.FIELDS["checkpoint_interval_min"])
     checkpoint_write_s: float | None = Field(**gp.FIELDS["checkpoint_write_s"])
     restart_min: float = Field(**gp.FIELDS["restart_min"])
-    # --- memory tails (issue 14 item 9; planner/formulas/activations.py, model_states.py) -------------
+    # --- memory tails (issue 14 item 9; planner/formulas/memory/activations.py, model_states.py) -------------
     # Off by default: torchtune's LoRA recipes run lora_dropout 0.0; PEFT's examples use 0.1.
     lora_dropout: bool = Field(
         False, description="LoRA adapters run dropout (each keeps a dropped copy of its input and a mask)"
@@ -175,13 +175,13 @@ class Scenario(BaseModel):
     optimizer_foreach: bool = Field(
         False, description="torch.optim's foreach step: one parameter-sized temporary during the update"
     )
-    # --- clocks and power caps (issue 14 item 3; planner/formulas/power_cap.py): 10 W-100 kW is a sanity bound
+    # --- clocks and power caps (issue 14 item 3; planner/formulas/energy/power_cap.py): 10 W-100 kW is a sanity bound
     # (the GPU catalogue's tdp_w ceiling); the range against the GPU's TDP needs the catalogue: planner.resolve.
     power_limit_w: float | None = Field(
         None, ge=10, le=100_000, description="power limit per GPU, W; empty = TDP"
     )
     # --- expert parallelism (issue 14 item 1): routed experts over ep GPUs carved out of dp (Megatron-Core's
-    # --expert-model-parallel-size; planner/formulas/moe.py); 1024 as for tp.
+    # --expert-model-parallel-size; planner/formulas/step/moe.py); 1024 as for tp.
     ep: int = Field(1, ge=1, le=1024, description="expert-parallel degree (MoE only); 1 = none")
     # --- post-training (issue 16): each field's range and reason in planner/inputs/post_training.py ---------
     post_training: pt.PostTraining = Field(**pt.FIELDS["post_training"])

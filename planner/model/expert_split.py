@@ -143,7 +143,7 @@ def routed_expert_params(shape: ModelShape) -> int:
 
 def routed_active_matmul_params(shape: ModelShape) -> int:
     """Matmul weights (no biases) of the top-k routed experts one token runs through, all MoE layers: the
-    part of a token's FLOPs that runs as small per-expert matmuls (`planner.formulas.expert_compute`)."""
+    part of a token's FLOPs that runs as small per-expert matmuls (`planner.formulas.step.expert_compute`)."""
     from planner.model.architecture import mlp_params
 
     n_matrices = 3 if shape.mlp_kind == "swiglu" else 2

@@ -5,7 +5,7 @@ num_layers % pp == 0 and (num_layers / pp) % --num-layers-per-virtual-pipeline-s
 split into pp·v equal chunks (megatron/training/arguments.py). With --account-for-embedding-in-pipeline-split
 and --account-for-loss-in-pipeline-split the embedding and the loss count as one layer each (the first and the
 last stage then hold one transformer layer fewer, e.g. 126 layers on 16 stages of 8); so n_layers + 2 may be the count that divides instead. Here, below the inputs, so that the Scenario can
-check an imported shape itself; the plan's other pipeline formulas are in `planner.formulas.pipeline`.
+check an imported shape itself; the plan's other pipeline formulas are in `planner.formulas.step.pipeline`.
 Every predicate takes ints, floats or numpy arrays (plain operators serve both, so the Scenario's check does not
 import numpy: a refused input stays quick, tests/test_bounded_inputs.py).
 """

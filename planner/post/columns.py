@@ -15,7 +15,7 @@ import numpy as np
 
 from planner.catalogue.catalog import Catalogs
 from planner.errors import PlannerError
-from planner.formulas.recipes import PostTraining
+from planner.formulas.memory.recipes import PostTraining
 from planner.inputs import post_training as pt
 from planner.inputs.scenario import Scenario
 from planner.model.architecture import count_params

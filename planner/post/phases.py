@@ -3,7 +3,7 @@
 The trainer's phases (`trainer_phases`) come first, so a colocated engine that keeps no pool of its own (an
 eager engine: DeepSpeed-Chat's hybrid engine, Hugging Face generate) can be given the room they leave
 (`engine_room_bytes`); an engine with a pool (vLLM's gpu_memory_utilization) holds its share instead. Then
-`memory_outputs` adds the engine and reports each phase. The formulas are `planner.formulas.post_training`'s.
+`memory_outputs` adds the engine and reports each phase. The formulas are `planner.formulas.post_training.side_models`'s.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from planner.columns import Columns
-from planner.formulas import post_training as post
-from planner.formulas.memory import MemoryBreakdown, MemoryInputs, memory_per_gpu
-from planner.formulas.recipes import PHASE_GENERATION, PHASE_LOADING
+from planner.formulas.memory.peak import MemoryBreakdown, MemoryInputs, memory_per_gpu
+from planner.formulas.memory.recipes import PHASE_GENERATION, PHASE_LOADING
+from planner.formulas.post_training import side_models as post
 
 Outputs = dict[str, Any]
 
@@ -116,7 +116,7 @@ def memory_outputs(
     training = post.training_phase_bytes(phases)
     generating = np.where(colocated, post.generation_phase_bytes(phases), 0.0)
     shaped = c.model.has_shape > 0
-    # the policy loaded whole onto each GPU before sharding (planner.formulas.loading; 0 when loaded sharded)
+    # the policy loaded whole onto each GPU before sharding (planner.formulas.memory.loading; 0 when loaded sharded)
     loading = np.nan_to_num(out["loading_peak_bytes"])
     running = np.maximum(training, generating)
     peak = np.where(shaped, np.maximum(running, loading), np.nan)

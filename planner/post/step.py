@@ -1,8 +1,8 @@
 """Post-training (issue 16) composed from `Columns`: what the policy trains on, the other models' memory and
 forwards, the rollouts, and the phase that peaks. `planner.evaluate` calls `policy_view` first and
 `post_training_outputs` after the memory model, so the estimate, the comparison, the sheet, the search and
-validation all get the same figures. The formulas live in `planner.formulas.post_training` and
-`planner.formulas.generation`; this module only says which columns feed them.
+validation all get the same figures. The formulas live in `planner.formulas.post_training.side_models` and
+`planner.formulas.post_training.generation`; this module only says which columns feed them.
 
 A "post step" is a rollout step for PPO/GRPO (generate, score, train on what was generated) and an
 optimizer step for the offline objectives; the per-step timeline (`step_*_s`) is of one such step.
@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 
 from planner.columns import Columns
-from planner.formulas import generation as gen
-from planner.formulas import post_training as post
-from planner.formulas.comm import BYTES_PER_GB, effective_pcie_gb_per_s, intra_node_link_gb_per_s
-from planner.formulas.memory import MemoryBreakdown, MemoryInputs
-from planner.formulas.recipes import PostTraining
+from planner.formulas.memory.peak import MemoryBreakdown, MemoryInputs
+from planner.formulas.memory.recipes import PostTraining
+from planner.formulas.post_training import generation as gen
+from planner.formulas.post_training import side_models as post
+from planner.formulas.step.comm import BYTES_PER_GB, effective_pcie_gb_per_s, intra_node_link_gb_per_s
 from planner.post.phases import engine_room_bytes, frozen_bytes, memory_outputs, trainer_phases, without_pool
 
 Outputs = dict[str, Any]

@@ -1,4 +1,4 @@
-"""Published throughput at several power limits on one GPU: the points `planner.formulas.power_cap` is checked
+"""Published throughput at several power limits on one GPU: the points `planner.formulas.energy.power_cap` is checked
 against (issue 14, item 3; tests/test_power_cap_points.py).
 
 Each point is the training throughput at a limit as a share of the throughput at the sweep's highest limit,

@@ -7,7 +7,7 @@ shard plus one unit being filled in, never more than the training step holds, so
 Loaded whole onto each GPU first (`full_model_load` = 1: `model.cuda()` before FSDP, or `from_pretrained(...,
 device_map="cuda")`), every GPU holds all of the model's weights at the recipe's weight dtype (the dtype the
 trainer loads and shards: bf16 2 B per parameter under bf16 recipes, fp32 4 B in an fp32 run, NF4 for a QLoRA
-base, `planner.formulas.recipes`). FSDP1 then flattens one unit at a time: `torch.cat` of the unit's parameters
+base, `planner.formulas.memory.recipes`). FSDP1 then flattens one unit at a time: `torch.cat` of the unit's parameters
 into a new flat parameter before the originals are released and the flat one is cut to its shard
 (torch/distributed/fsdp/_flat_param.py at fe03cf693c7c774a88c01cd0bc52f80402b8437f: `flatten_tensors` returns
 `torch.cat(...)`, and `shard` "allocates new memory for the sharded flat parameter and frees the unsharded flat
@@ -25,9 +25,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from planner.formulas.activations import FloatOrArray
-from planner.formulas.memory_inputs import MemoryInputs
-from planner.formulas.model_states import layer_parameters, override_scale, stage_model_states
+from planner.formulas.memory.activations import FloatOrArray
+from planner.formulas.memory.memory_inputs import MemoryInputs
+from planner.formulas.memory.model_states import layer_parameters, override_scale, stage_model_states
 
 # every parallel degree a Scenario can set: 1 = the whole model on one GPU
 _UNSHARDED = dict.fromkeys(("tp", "pp", "cp", "dp", "ep", "etp"), 1.0)

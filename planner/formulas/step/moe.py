@@ -38,13 +38,13 @@ A2A(EP) -> unpermute", its TP group being the expert tensor group):
   all-gather over attention's tp ranks comes first, so the all-to-all volume above does not depend on etp;
 - after the dispatch the etp ranks of an expert all-gather each other's routed tokens (and reduce-scatter the
   outputs before the combine): each expert matmul sees etp·ep·b·s/(cp·tp)·top-k/experts rows and 1/etp of the
-  expert's width (`planner.formulas.expert_compute`), so a GPU's routed-expert FLOPs stay b·s/(cp·tp) tokens'
+  expert's width (`planner.formulas.step.expert_compute`), so a GPU's routed-expert FLOPs stay b·s/(cp·tp) tokens'
   worth at any etp; with etp = 1 there is no collective inside the experts at all;
 - the expert layers' tensor-parallel traffic (the MLP half of a MoE layer's collectives) runs over etp ranks
-  instead of tp (`planner.formulas.comm.layout_comm`); the planner keeps a dense layer's payload, b·s/cp
+  instead of tp (`planner.formulas.step.comm.layout_comm`); the planner keeps a dense layer's payload, b·s/cp
   tokens × hidden, for it, so etp = tp gives the figures it gave before the input existed;
 - each GPU holds 1/(etp·ep) of the routed experts' weights, and ZeRO shards them over the expert
-  data-parallel group, tp·dp/(etp·ep) ranks (`planner.formulas.model_states`).
+  data-parallel group, tp·dp/(etp·ep) ranks (`planner.formulas.memory.model_states`).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.formulas.compute import Number, as_number
+from planner.formulas.step.compute import Number, as_number
 
 DISPATCH_AND_COMBINE = 2.0  # two all-to-alls per MoE layer and pass (GShard §2.2)
 
@@ -61,7 +61,7 @@ DISPATCH_AND_COMBINE = 2.0  # two all-to-alls per MoE layer and pass (GShard §2
 @dataclass(frozen=True)
 class MoeLayout:
     """The routed experts a layout spreads over `ep` GPUs (all zero for a dense model), for the communication
-    model (`planner.formulas.comm.layout_comm`)."""
+    model (`planner.formulas.step.comm.layout_comm`)."""
 
     n_expert_params: Number = 0.0  # routed experts' weights, all MoE layers
     n_expert_trainable_params: Number = 0.0  # their trainable part (the weights, or their LoRA adapters)

@@ -15,7 +15,7 @@ Two ways to turn FLOPs into time, chosen per row by the numeric flag `end_to_end
   matches that figure, and a slower network or a deeper pipeline makes the estimate slower, which a single
   end-to-end MFU could not show.
 
-Both ways report the achieved end-to-end MFU and HFU (`planner.formulas.compute.flops_utilisation`).
+Both ways report the achieved end-to-end MFU and HFU (`planner.formulas.step.compute.flops_utilisation`).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.formulas.collectives import hidden_data_parallel_s
-from planner.formulas.comm import BYTES_PER_GB, StepComm, effective_pcie_gb_per_s, exposed_comm_s
-from planner.formulas.compute import Number, as_number, flops_utilisation
-from planner.formulas.offload import NO_OFFLOAD, OffloadStep, exposed_offload_s
+from planner.formulas.step.collectives import hidden_data_parallel_s
+from planner.formulas.step.comm import BYTES_PER_GB, StepComm, effective_pcie_gb_per_s, exposed_comm_s
+from planner.formulas.step.compute import Number, as_number, flops_utilisation
+from planner.formulas.step.offload import NO_OFFLOAD, OffloadStep, exposed_offload_s
 
 
 def compute_time_s(
@@ -53,12 +53,12 @@ def exposed_parts_s(
     """(in-pipeline, data-parallel) communication left exposed once part of it hides under the compute.
 
     The in-pipeline traffic runs during the micro-batches: overlap × min(compute, traffic) of it hides
-    (`planner.formulas.comm.exposed_comm_s`). The compute hides traffic only once. Where `windows` is 0 (the
+    (`planner.formulas.step.comm.exposed_comm_s`). The compute hides traffic only once. Where `windows` is 0 (the
     scenario's overlap_model "constant", the default) overlap × min(compute, all traffic) hides in total, taken
     from the in-pipeline traffic first because it runs during the micro-batches, the sync after them. Where it is
     1 ("windows") the data-parallel traffic hides only behind its window, the `dp_window_frac` share of the
     compute that runs beside it, and never its `dp_unhidden_frac` share
-    (`planner.formulas.collectives.data_parallel_window`): min(hideable, overlap × window) of it hides, within
+    (`planner.formulas.step.collectives.data_parallel_window`): min(hideable, overlap × window) of it hides, within
     what the compute has left (at most overlap × compute hides in total).
     """
     pipelined = exposed_comm_s(pipelined_comm_s, compute_s, overlap_frac)
@@ -189,9 +189,9 @@ def run_time(
     """Step time, wall clock and throughput for both utilisation modes (see the module docstring).
 
     FLOPs per token are per processed token; `batch_tokens` is the global batch in tokens. The exposed
-    offload time (`planner.formulas.offload`) is added to the preset's step, after the pipeline schedule: like
+    offload time (`planner.formulas.step.offload`) is added to the preset's step, after the pipeline schedule: like
     the data-parallel sync it is paid once per step. `memory_bound_s`: per-step GPU work that runs at memory
-    bandwidth rather than the tensor-core rate (LoRA/QLoRA, `planner.formulas.adapter_time`); it joins the
+    bandwidth rather than the tensor-core rate (LoRA/QLoRA, `planner.formulas.step.adapter_time`); it joins the
     preset's compute. Your own end-to-end MFU already holds both.
     """
     model_step = model_flops_per_token * batch_tokens

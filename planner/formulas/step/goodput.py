@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.formulas.comm import BYTES_PER_GB
-from planner.formulas.energy import FloatOrArray
+from planner.formulas.energy.footprint import FloatOrArray
+from planner.formulas.step.comm import BYTES_PER_GB
 from planner.formulas.units import SECONDS_PER_HOUR
 
 # Checkpoint write bandwidth when none is given: 2 GB/s per node, the network file system figure of

@@ -3,7 +3,7 @@
 Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM",
 §2.2: with p stages and m micro-batches per optimizer step, 1F1B idles (p−1)/m of the ideal time; giving each
 GPU v chunks of layers (interleaving) divides that by v, at v times the point-to-point traffic (the bubble
-itself is `planner.formulas.comm.pipeline_bubble_frac`, the traffic `planner.formulas.comm.pipeline_p2p_comm_s`).
+itself is `planner.formulas.step.comm.pipeline_bubble_frac`, the traffic `planner.formulas.step.comm.pipeline_p2p_comm_s`).
 
 What interleaving asks of a layout (Megatron-LM, the one framework the planner exports interleaving to): the
 layers split into p·v equal chunks (`planner.model.layer_split`, below the inputs so the Scenario can check it),
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner.formulas.activations import FloatOrArray, select
+from planner.formulas.memory.activations import FloatOrArray, select
 
 
 def layers_in_flight(

@@ -2,7 +2,7 @@
 
 Bytes are per GPU and per optimizer step; each GPU has its own x16 link to the host
 (reference/hardware-and-prices.md §3.1), and `data/gpus.csv`'s `pcie_gb_per_s` is the theoretical rate **per
-direction** (PCIe is full duplex), used at the measured 88 % (`planner.formulas.comm.PCIE_PRACTICAL_FRAC`:
+direction** (PCIe is full duplex), used at the measured 88 % (`planner.formulas.step.comm.PCIE_PRACTICAL_FRAC`:
 nvbandwidth on 8× H200, 55.4 of 63 GB/s host→GPU).
 
 - **Optimizer offload** (ZeRO-Offload, Ren et al. 2021 §4): after backward each GPU sends the gradients of its
@@ -24,7 +24,7 @@ nvbandwidth on 8× H200, 55.4 of 63 GB/s host→GPU).
   and are paged in for the update and out again: both directions, not hidden.
 
 Offload traffic uses the PCIe copy engines, not the NVLink or network links the collectives use, so it hides
-under compute independently of them (`planner.formulas.timing.run_time` adds the exposed part).
+under compute independently of them (`planner.formulas.step.timing.run_time` adds the exposed part).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.formulas.comm import BYTES_PER_GB, effective_pcie_gb_per_s, exposed_comm_s
-from planner.formulas.compute import Number, as_number
+from planner.formulas.step.comm import BYTES_PER_GB, effective_pcie_gb_per_s, exposed_comm_s
+from planner.formulas.step.compute import Number, as_number
 
 # Backward is two thirds of a step's compute (2 of the 6 FLOPs per parameter and token are the forward pass,
 # Kaplan et al. 2020 §2.1); the last micro-batch's backward is what the optimizer's gradient copy hides under.
@@ -134,7 +134,7 @@ def exposed_offload_s(step: OffloadStep, compute_s: Number, overlap_frac: Number
 
     `compute_s` is the compute still free to hide behind (what communication has not used). Streaming hides
     under it first, the optimizer's gradient copy under the last micro-batch's share of the backward of what
-    is left; each at most `overlap_frac` of the compute it runs beside (`planner.formulas.comm.exposed_comm_s`,
+    is left; each at most `overlap_frac` of the compute it runs beside (`planner.formulas.step.comm.exposed_comm_s`,
     the same rule as communication), so no second of compute hides two transfers.
     """
     streamed = exposed_comm_s(step.streamed_s, compute_s, overlap_frac)

@@ -18,11 +18,11 @@ experts' time is their FLOP time at the preset's utilisation divided by this fra
 kernel for all local experts, Megatron-Core's GroupedMLP) removes the launch overhead but not the weight
 reads, so the roofline holds for it too. Tokens per expert per micro-batch: the tokens of the expert group
 (etp·ep ranks of b·s / (cp·tp) tokens each) × top-k / routed experts, the uniform-routing average; with etp = tp
-that is ep ranks of b·s / cp tokens. Expert tensor parallelism (`planner.formulas.moe`) also splits the
+that is ep ranks of b·s / cp tokens. Expert tensor parallelism (`planner.formulas.step.moe`) also splits the
 expert's width F over etp GPUs, so each GPU's matmul is M × h by h × F/etp.
 
 Busiest rank. With expert parallelism every rank waits at the combine for the slowest one, whose experts
-process the capacity factor C times the average tokens (`planner.formulas.moe` for its all-to-all); with
+process the capacity factor C times the average tokens (`planner.formulas.step.moe` for its all-to-all); with
 ep = 1 one GPU holds every expert and processes all routed tokens whatever their split, so C does not apply.
 
 Every function takes floats or numpy arrays.
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner.formulas.compute import Number, as_number
+from planner.formulas.step.compute import Number, as_number
 
 
 def tokens_per_expert(

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.formulas.compute import Number, as_number
+from planner.formulas.step.compute import Number, as_number
 
 # NCCL tuning.cc, Ring / Simple protocol (see the module docstring), converted from µs to s.
 NCCL_BASE_LATENCY_S = 8.4e-6
@@ -106,7 +106,7 @@ def data_parallel_collectives(
 
     Stage 0 (DDP): one all-reduce per 25 MiB bucket after the last micro-batch. Sharded stages reduce and gather
     per layer, as FSDP does per wrapped block (Megatron's distributed-optimizer buckets, at least 40 M
-    parameters, are of a layer's order). `rounds` and `gathers` are `planner.formulas.pipeline.
+    parameters, are of a layer's order). `rounds` and `gathers` are `planner.formulas.step.pipeline.
     data_parallel_rounds`: without a pipeline m reduce-scatter rounds and 2·m ZeRO-3 gathers (before each
     forward and backward), with one 1 and 1.
     """
@@ -227,7 +227,7 @@ class StepComm:
     data_parallel_s: Number  # gradient sync and ZeRO gathers, once per step
     # Share of the step's compute the data-parallel traffic runs beside, and the share of that traffic that
     # cannot hide (`data_parallel_window`), used where `windows` is 1 (overlap_model "windows"); where it is 0
-    # (the default, "constant") all compute hides overlap × the traffic, as `planner.formulas.timing` says.
+    # (the default, "constant") all compute hides overlap × the traffic, as `planner.formulas.step.timing` says.
     data_parallel_window_frac: Number = 1.0
     data_parallel_unhidden_frac: Number = 0.0
     windows: Number = 0.0

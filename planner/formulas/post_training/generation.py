@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.formulas.comm import BYTES_PER_GB
-from planner.formulas.compute import Number
+from planner.formulas.step.comm import BYTES_PER_GB
+from planner.formulas.step.compute import Number
 
 # vLLM and SGLang load the policy in 16 bits (bf16) for generation, whatever the trainer keeps.
 ENGINE_WEIGHT_BYTES_PER_PARAM = 2.0

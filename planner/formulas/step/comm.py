@@ -8,7 +8,7 @@ then pipeline (`initialize_model_parallel`, order "tp-cp-dp-pp"), so a group of 
 k·n consecutive ranks.
 
 Bandwidths are per direction in GB/s (1e9 bytes/s), as `data/gpus.csv` records them. Each collective's latency
-and the compute each part can hide behind come from `planner.formulas.collectives`. All functions take floats or
+and the compute each part can hide behind come from `planner.formulas.step.collectives`. All functions take floats or
 numpy arrays; categorical choices arrive as numbers (ZeRO stage 0-3, flags 0/1).
 """
 
@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner.formulas import collectives
-from planner.formulas.collectives import StepComm, shard_group_ranks
-from planner.formulas.compute import Number, as_number
-from planner.formulas.moe import NO_MOE, MoeLayout
-from planner.formulas.pipeline import data_parallel_rounds
+from planner.formulas.step import collectives
+from planner.formulas.step.collectives import StepComm, shard_group_ranks
+from planner.formulas.step.compute import Number, as_number
+from planner.formulas.step.moe import NO_MOE, MoeLayout
+from planner.formulas.step.pipeline import data_parallel_rounds
 
 BYTES_PER_GB = 1e9
 # Host-to-GPU copies reach ~88 % of PCIe's theoretical per-direction rate: 55.4 GB/s of 63 on Gen5 x16
@@ -182,7 +182,7 @@ def pipeline_bubble_frac(pp: Number, n_microbatches: Number, n_virtual_stages: N
     Narayanan et al. 2021, §2.2: the bubble is (p−1)/m of the ideal time for 1F1B with m micro-batches,
     divided by v with v interleaved stages per GPU (§2.2.2); as a share of the whole step, ideal + bubble,
     that is ((p−1)/(v·m)) / (1 + (p−1)/(v·m)) = (p−1)/(v·m + p−1). The one bubble formula of the planner
-    (`planner.formulas.pipeline` holds the rest of the schedule).
+    (`planner.formulas.step.pipeline` holds the rest of the schedule).
     """
     return (pp - 1) / (n_virtual_stages * n_microbatches + pp - 1)
 
@@ -232,12 +232,12 @@ def layout_comm(
     `weight_comm_bytes` are the bytes per parameter the gradient reduction and the weight gathers move.
     With `moe`, the routed experts sync over the expert data-parallel group (tp·dp / (etp·ep) ranks of stride
     cp·etp·ep, each holding 1/(etp·ep) of them; with etp = tp, dp / ep ranks of stride tp·cp·ep), and the MLP
-    half of the MoE layers' tensor collectives runs over the etp ranks (`planner.formulas.moe`). The all-to-all
-    is not here: it sits on the critical path of every micro-batch and no compute hides it (`planner.formulas.moe`,
+    half of the MoE layers' tensor collectives runs over the etp ranks (`planner.formulas.step.moe`). The all-to-all
+    is not here: it sits on the critical path of every micro-batch and no compute hides it (`planner.formulas.step.moe`,
     composed by `planner.step_parts`). Sharded
-    gathers and reduce-scatters run once per step under a pipeline (`planner.formulas.pipeline`).
+    gathers and reduce-scatters run once per step under a pipeline (`planner.formulas.step.pipeline`).
     `overlap_windows` (the scenario's overlap_model "windows") adds where the data-parallel part
-    can hide (`planner.formulas.collectives.data_parallel_window`); without it all compute hides all traffic.
+    can hide (`planner.formulas.step.collectives.data_parallel_window`); without it all compute hides all traffic.
     """
     intra = intra_node_link_gb_per_s(intra_node_gb_per_s, pcie_gb_per_s)
 

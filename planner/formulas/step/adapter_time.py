@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from planner.formulas.compute import Number, as_number
-from planner.formulas.recipes import BF16_BYTES
+from planner.formulas.memory.recipes import BF16_BYTES
+from planner.formulas.step.compute import Number, as_number
 
 # Coalesced streaming kernels reach about 84 % of the datasheet HBM bandwidth (2.8 of 3.35 TB/s measured on an
 # H100 SXM with Nsight Compute, mikamirai.com/blog/gpu-memory-bandwidth, 2026-03-28); 0.8 rounds it down for

@@ -1,6 +1,6 @@
 """Training recipes as numbers: bytes per parameter of each model-state component, and the choice enums.
 
-The memory formulas (`planner.formulas.memory`, `planner.formulas.activations`) take numbers only, so that one call can evaluate
+The memory formulas (`planner.formulas.memory.peak`, `planner.formulas.memory.activations`) take numbers only, so that one call can evaluate
 a single scenario or a million-row sweep. This module turns the categorical choices (method, optimizer,
 precision, recompute mode) into those numbers before the formulas run.
 
@@ -73,7 +73,7 @@ class Method(_Choice):
 class Recompute(_Choice):
     """Activation recompute. SELECTIVE is Korthikanti et al.'s (recompute the attention core; equal to NONE
     under flash attention); SELECTIVE_OP is op-level selective checkpointing (torchtitan's default selective
-    mode); see planner.formulas.activations."""
+    mode); see planner.formulas.memory.activations."""
 
     NONE = 0
     SELECTIVE = 1
@@ -94,8 +94,8 @@ class PostTraining(_Choice):
     GRPO = 7
 
 
-# 2: a colocated rollout engine's phase (planner.formulas.post_training) is the larger one; 3: the whole model
-# loaded onto each GPU before sharding (planner.formulas.loading)
+# 2: a colocated rollout engine's phase (planner.formulas.post_training.side_models) is the larger one; 3: the whole model
+# loaded onto each GPU before sharding (planner.formulas.memory.loading)
 PEAK_PHASE_NAMES: Final = {
     0: "forward/backward",
     1: "optimizer step",

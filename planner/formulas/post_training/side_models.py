@@ -4,7 +4,7 @@ Preference methods (DPO and its relatives, a pairwise reward model) train on cho
 of each pair in one step: twice SFT's sequences per micro-batch, so twice its activations and logits
 (TRL's DPOTrainer concatenates both into one forward). KTO trains on unpaired examples and adds a
 mismatched "KL" batch that the policy and the reference only run forward. PPO and GRPO train on the
-completions they generated (`planner.formulas.generation`).
+completions they generated (`planner.formulas.post_training.generation`).
 
 - **Frozen models** (reference, PPO's reward model): weights only, at their own storage dtype, split like the
   policy: over tensor and pipeline parallelism, and over data parallelism under ZeRO-3 (DeepSpeed and FSDP
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.formulas.compute import Number
+from planner.formulas.step.compute import Number
 
 FORWARD_FLOPS_PER_PARAM_TOKEN = 2.0  # a forward pass: one multiply and one add per parameter and token
 TRAIN_FLOPS_PER_PARAM_TOKEN = 6.0  # forward + backward (twice the forward), Kaplan et al. 2020 §2.1

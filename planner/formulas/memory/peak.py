@@ -1,18 +1,18 @@
 """Peak memory per GPU of a training step, by component and phase, in bytes.
 
-Model states come from `planner.formulas.model_states`, activations and logits from `planner.formulas.activations`. The peak
+Model states come from `planner.formulas.memory.model_states`, activations and logits from `planner.formulas.memory.activations`. The peak
 is the larger of two phases (peers.md §5.5; llm-analysis's peak, §3.1):
 - forward/backward (code 0): weights + optimizer + master (kept between steps) + ZeRO-3 gathered weights
   + max(kept activations + max(rebuilt layer, logits), gradients) (`_transient`), since gradients grow as backward frees activations; their sum
   when gradients outlive a micro-batch (gradient accumulation, optimizer-in-backward);
 - optimizer step (code 1): weights + gradients + optimizer + master + the fp32 gradient copy a master
-  update reads (`planner.formulas.model_states`). Fused optimizers (torch `fused=True`, DeepSpeed FusedAdam, the
+  update reads (`planner.formulas.memory.model_states`). Fused optimizers (torch `fused=True`, DeepSpeed FusedAdam, the
   torchtitan and torchtune defaults) update in place, so no other temporary is charged; torch.optim's foreach
   step (its CUDA default when no implementation is named) adds one parameter-sized temporary.
 The reported pipeline stage is the worse of the first (embedding; min(micro-batches, pp) micro-batches in
-flight under 1F1B, more when interleaved: `planner.formulas.pipeline`) and the last (head and logits); with
+flight under 1F1B, more when interleaved: `planner.formulas.step.pipeline`) and the last (head and logits); with
 pp = 1 they are the same GPU. On top of the allocated peak: reserved = allocated × (1 + fragmentation) and device memory = reserved + overhead.
-The device peak is the larger of that training peak and the loading peak (code 3; `planner.formulas.loading`:
+The device peak is the larger of that training peak and the loading peak (code 3; `planner.formulas.memory.loading`:
 the whole model on each GPU before sharding, 0 when it loads sharded); the allocated and reserved figures stay
 the training step's, what a run measures after `torch.cuda.reset_peak_memory_stats` or over its steps.
 """
@@ -23,7 +23,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from planner.formulas.activations import (
+from planner.formulas.memory.activations import (
     FloatOrArray,
     layer_activation_bytes,
     layer_input_bytes,
@@ -33,17 +33,17 @@ from planner.formulas.activations import (
     select,
     stack_activation_bytes,
 )
-from planner.formulas.loading import loading_peak_bytes
-from planner.formulas.memory_inputs import GIB, MemoryBreakdown, MemoryInputs
-from planner.formulas.model_states import (
+from planner.formulas.memory.loading import loading_peak_bytes
+from planner.formulas.memory.memory_inputs import GIB, MemoryBreakdown, MemoryInputs
+from planner.formulas.memory.model_states import (
     layer_parameters,
     model_state_bytes,
     stage_model_states,
     state_factors,
     zero_shard_degree,
 )
-from planner.formulas.pipeline import layers_in_flight
-from planner.formulas.recipes import PHASE_LOADING, Recompute
+from planner.formulas.memory.recipes import PHASE_LOADING, Recompute
+from planner.formulas.step.pipeline import layers_in_flight
 
 __all__ = [
     "GIB",
@@ -261,7 +261,7 @@ def memory_with_paging(p: MemoryInputs, paged_optimizer, vram_bytes) -> MemoryBr
     has room and are evicted to the host when it does not (bitsandbytes docs, "Paged optimizers"). So a plan
     that would not fit with its states on the GPU is evaluated with the shortfall, (peak − VRAM) in allocated
     bytes (÷ (1 + fragmentation)), up to all of the states, on the host, and pays the paging traffic
-    (`planner.formulas.offload`) instead of being refused. Fixed-size terms (weights, activations) never page.
+    (`planner.formulas.step.offload`) instead of being refused. Fixed-size terms (weights, activations) never page.
     """
     resident = memory_per_gpu(p)
     if not np.any(np.asarray(paged_optimizer) > 0):  # the usual case: skip the per-row work
@@ -282,7 +282,7 @@ def max_micro_batch(p: MemoryInputs, vram_bytes) -> FloatOrArray:
     stage's peak is a maximum of affine functions of b: C + G_kept + b·A (forward/backward; G_kept are the
     gradients that outlive a micro-batch), C + G (gradients outgrowing the activations) and the optimizer
     step. b = floor((budget − C − G_kept)/A), provided the b-free terms fit; the minimum over both stages.
-    A loading peak (`planner.formulas.loading`) does not depend on b: when it does not fit, nothing does.
+    A loading peak (`planner.formulas.memory.loading`) does not depend on b: when it does not fit, nothing does.
     """
     budget = (vram_bytes - p.overhead_bytes) / (1.0 + p.fragmentation_frac)
     one = replace(p, micro_batch=1.0)

@@ -21,7 +21,7 @@ Generalised here (per token, e = bytes per activation element):
   10 + 24/t without SP, 34/t with SP); GQA key/value heads are replicated when g < t;
 - context parallelism splits the sequence, so every term is divided by cp (the score term keeps all keys).
 
-Recompute modes (`planner.formulas.recipes.Recompute`):
+Recompute modes (`planner.formulas.memory.recipes.Recompute`):
 - 0 none; 1 selective: Korthikanti §5, the attention core is recomputed, dropping the score term (with
   flash attention there is none to drop, so it equals none);
 - 2 full: each layer keeps its input (2·s·b·h per layer, ÷t with SP) and one layer's full working set exists
@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from planner.formulas.recipes import Recompute
+from planner.formulas.memory.recipes import Recompute
 
 FloatOrArray = float | npt.NDArray[np.float64]
 

@@ -2,7 +2,7 @@
 
 Every field is a float or a numpy array; arrays broadcast together, so one call evaluates one scenario, a
 GPU catalogue or a sweep. Categorical choices arrive as numbers (codes and bytes per parameter from
-`planner.formulas.recipes`); `planner.resolve` builds them (as columns) from a Scenario, and a published
+`planner.formulas.memory.recipes`); `planner.resolve` builds them (as columns) from a Scenario, and a published
 case row becomes a Scenario first (`planner.cases.case_row`).
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from planner.formulas.activations import FloatOrArray
+from planner.formulas.memory.activations import FloatOrArray
 from planner.formulas.units import GIB_BYTES as GIB
 
 # CUDA context, cuBLAS/NCCL workspaces and communication buffers outside PyTorch's caching allocator: the
@@ -27,7 +27,7 @@ DEFAULT_FRAGMENTATION_FRAC = 0.10
 
 @dataclass(frozen=True)
 class MemoryInputs:
-    """Inputs of `planner.formulas.memory.memory_per_gpu`; defaults: bf16 mixed-precision AdamW, one GPU."""
+    """Inputs of `planner.formulas.memory.peak.memory_per_gpu`; defaults: bf16 mixed-precision AdamW, one GPU."""
 
     n_params: FloatOrArray  # every parameter (total, not active, for MoE: all experts are stored)
     n_embedding_params: FloatOrArray  # token (+ learned position) table, on the first pipeline stage
@@ -91,8 +91,8 @@ class MemoryInputs:
     n_expert_params: FloatOrArray = 0.0
     n_expert_adapter_params: FloatOrArray = 0.0
     ep: FloatOrArray = 1.0
-    etp: FloatOrArray = 0.0  # expert tensor-parallel degree; 0 = follows tp (planner.formulas.moe)
-    # model loading (issue 14 item 9): 1 = the whole model on each GPU before sharding (planner.formulas.loading)
+    etp: FloatOrArray = 0.0  # expert tensor-parallel degree; 0 = follows tp (planner.formulas.step.moe)
+    # model loading (issue 14 item 9): 1 = the whole model on each GPU before sharding (planner.formulas.memory.loading)
     full_model_load: FloatOrArray = 0.0
 
 
@@ -116,7 +116,7 @@ class MemoryBreakdown:
     peak_phase: FloatOrArray  # 0 forward/backward, 1 optimizer step, 3 model loading (PEAK_PHASE_NAMES)
     pp_stage: FloatOrArray  # 0 first pipeline stage, 1 last
     host_offload_bytes: FloatOrArray  # moved to CPU memory (optimizer, parameters, activations)
-    # its parts, for the transfer times of `planner.formulas.offload`
+    # its parts, for the transfer times of `planner.formulas.step.offload`
     host_optimizer_bytes: FloatOrArray = 0.0  # offloaded optimizer states and master copy
     host_weights_bytes: FloatOrArray = 0.0
     host_grads_bytes: FloatOrArray = 0.0

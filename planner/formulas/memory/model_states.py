@@ -1,6 +1,6 @@
 """Model states per GPU: weights, gradients, optimizer states, master copy and ZeRO-3 gather buffers.
 
-Bytes per parameter come from the recipe (`planner.formulas.recipes`). Placement:
+Bytes per parameter come from the recipe (`planner.formulas.memory.recipes`). Placement:
 - tensor parallelism splits every matrix (layers, vocabulary-parallel embedding and head) over t;
 - pipeline parallelism gives each stage n_layers/pp layers, the embedding to the first stage and the head
   to the last (Megatron-LM's layout; peers.md §3.3);
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner.formulas.activations import FloatOrArray, select
-from planner.formulas.memory_inputs import MemoryInputs
-from planner.formulas.moe import expert_tensor_degree
-from planner.formulas.recipes import Method
+from planner.formulas.memory.activations import FloatOrArray, select
+from planner.formulas.memory.memory_inputs import MemoryInputs
+from planner.formulas.memory.recipes import Method
+from planner.formulas.step.moe import expert_tensor_degree
 
 FP32_BYTES = 4.0
 # ZeRO-3/FSDP keep the layer being computed and the prefetched next one unsharded (FSDP forward/backward
@@ -128,7 +128,7 @@ def stage_parameters(p: MemoryInputs, layer: dict, has_embedding, has_head) -> d
 
 def expert_split(p: MemoryInputs):
     """Ways the routed experts split beyond the tensor split of `layer_parameters` (which divides by tp):
-    ep · etp / tp, so a GPU holds 1/(etp·ep) of them; ep at etp = tp (`planner.formulas.moe`)."""
+    ep · etp / tp, so a GPU holds 1/(etp·ep) of them; ep at etp = tp (`planner.formulas.step.moe`)."""
     return p.ep * expert_tensor_degree(p.etp, p.tp) / p.tp
 
 

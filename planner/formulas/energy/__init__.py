@@ -1,0 +1,1 @@
+"""Energy, carbon and the throughput of a GPU under a power cap."""

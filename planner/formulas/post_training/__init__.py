@@ -1,0 +1,1 @@
+"""Post-training: the models beside the policy (reference, reward, value) and rollout generation."""

@@ -1,9 +1,10 @@
 """Many plans saved in one transaction (a CSV import): new names are created, live names get a new version.
 
 Two imports of the same new names at once: on SQLite the second waits for the first's write lock and then
-finds the names live; on PostgreSQL both read the names as free and the second's insert hits the unique index.
-That second one is then run again from the start, finds the names live and saves new versions: the same
-outcome as on SQLite, never a raw IntegrityError.
+finds the names live; on PostgreSQL both would read the names as free and the second's insert hit the unique
+index. Imports therefore queue on an advisory lock on PostgreSQL (as SQLite's writers queue on the write lock), and an
+import that still meets a name another save created in that instant is run again from the start, finds the
+names live and saves new versions: the same outcome as on SQLite, never a raw IntegrityError.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from planner.inputs.scenario import Scenario
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 # Each retry means another writer created one of these names in the same instant; after the retry the names
 # are live, so a second collision needs a third writer racing on the same names, and so on.
 IMPORT_ATTEMPTS = 10
+# Any fixed 64-bit number other than the migration lock's: PostgreSQL's advisory lock that queues imports, so
+# two imports meet no unique-name collision; the rerun above covers a single save racing an import.
+IMPORT_LOCK_KEY = 7_243_501_018
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,8 @@ def _import_once(
     tags: Sequence[str],
 ) -> ImportReport:
     with library._transaction() as connection:
+        if connection.dialect.name == "postgresql":  # imports queue for each other, as SQLite's writers do
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": IMPORT_LOCK_KEY})
         live_query = select(plans.c.name_key, plans.c.id).where(plans.c.deleted_at.is_(None))
         live = {str(key): int(plan_id) for key, plan_id in connection.execute(live_query).all()}
         new = [new_values(name, item, author, tags) for name, item in named.items() if keys[name] not in live]

@@ -4,9 +4,11 @@ again when its SQLite file was replaced (restored from a backup, copied over) or
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 
 from planner.library.connect import create_library_engine, library_url, parse_url, upgrade
 from planner.library.store import PlanLibrary
@@ -28,6 +30,20 @@ def _file_identity(url: str) -> tuple[int, int] | None:
     return (found.st_dev, found.st_ino)
 
 
+def _close_replaced(library: PlanLibrary) -> None:
+    """Close the connections still open on a replaced file, first emptying its write-ahead log: the log file
+    is found by name, so frames of the old file left in it would otherwise be read as part of the new one."""
+    try:
+        raw = library.engine.raw_connection()  # outside any transaction: a checkpoint cannot run inside one
+        try:
+            raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # type: ignore[union-attr]
+        finally:
+            raw.close()
+    except (SQLAlchemyError, sqlite3.Error):
+        pass  # the old file is gone or unreadable: nothing of it can be carried over
+    library.engine.dispose()
+
+
 def open_library(url: str | None = None) -> PlanLibrary:
     """The library at `url` (default: `PLANNER_DB_URL`, else the SQLite file in the user's data folder),
     migrated to the newest schema. One engine per URL and process; a failure is not remembered, so a database
@@ -40,7 +56,7 @@ def open_library(url: str | None = None) -> PlanLibrary:
         if cached is not None and cached[1] == _file_identity(url):
             return cached[0]
         if cached is not None:
-            cached[0].engine.dispose()
+            _close_replaced(cached[0])
             del _opened[url]
         library = PlanLibrary(create_library_engine(url))
         try:

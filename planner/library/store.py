@@ -124,7 +124,9 @@ class PlanLibrary:
             raise PlanNotFound(
                 "plan",
                 f"no {'deleted ' if deleted else ''}plan has that name or id"
-                + (f" (ids run from 1 to {MAX_PLAN_ID})" if ref.isdigit() and plan_id_in(ref) is None else ""),
+                + (
+                    f" (ids run from 1 to {MAX_PLAN_ID})" if ref.isdigit() and plan_id_in(ref) is None else ""
+                ),
                 value=ref,
                 closest=get_close_matches(ref, names, n=3),
             )

@@ -150,9 +150,18 @@ class PlanLibrary:
                 inserted = connection.execute(insert(plans).values(**values).returning(plans.c.id))
                 found = _by_id(connection, int(inserted.scalar_one()))
         except IntegrityError as err:
-            raise NameTaken("name", "another plan already has this name", value=values["name"]) from err
+            problem = f"another plan already has this name{self._twin(values['name'])}"
+            raise NameTaken("name", problem, value=values["name"]) from err
         assert found is not None  # just inserted, in this transaction
         return found
+
+    def _twin(self, name: str) -> str:
+        """ " ('x' looks the same)" when the live plan holding `name` is spelled differently, else ""."""
+        try:
+            holder = self.find(name).name
+        except PlanNotFound:
+            return ""
+        return "" if holder == name else f" ({holder!r} looks the same)"
 
     def update(
         self,
@@ -219,10 +228,9 @@ class PlanLibrary:
         name = checked_name(name.strip())
         if name not in self.live_names():
             return self.create(name, scenario, author=author, tags=tags or ())
-        current = self.find(name)
         if not replace:
-            twin = "" if current.name == name else f" ({current.name!r} looks the same)"
-            raise NameTaken("name", f"a plan with this name exists{twin}", value=name)
+            raise NameTaken("name", f"a plan with this name exists{self._twin(name)}", value=name)
+        current = self.find(name)
         loaded = current.version if expected_version is None else expected_version
         return self.update(current.id, scenario, expected_version=loaded, author=author, tags=tags)
 

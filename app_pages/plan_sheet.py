@@ -204,6 +204,7 @@ def files_section() -> None:
 
 
 st.title("Plan sheet")
+rows()  # the library's rows load first, so a library that cannot be opened is said in this run, not the next
 for kind, text, _undo in take_flash():  # undo buttons belong to the Scenarios page; here only the words
     getattr(st, kind)(plain(text))
 st.caption(

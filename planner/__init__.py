@@ -87,6 +87,8 @@ _PUBLIC_MODULES = {
     "planner.decide.sweep_generation": ("searches_generation",),
     "planner.decide.sweep_space": ("ANY", "obeying_space"),
     "planner.decide.sweep_words": ("label",),
+    "planner.decide.plan_warnings": ("PlanWarning", "plan_warnings"),
+    "planner.decide.wording": ("human_duration", "plural"),
     "planner.errors": ("PlannerError", "from_validation_error", "shortened"),
     "planner.estimate": ("estimate", "estimate_resolved"),
     "planner.export.export_types": ("Export",),
@@ -98,6 +100,7 @@ _PUBLIC_MODULES = {
     "planner.inputs.post_training": (
         "COLOCATED_ENGINE_MEMORY_FRAC",
         "DEDICATED_ENGINE_MEMORY_FRAC",
+        "DEFAULT_ROLLOUT_PROMPTS",
         "EAGER_DECODE_S_PER_LAYER",
         "GRPO_SAMPLES_PER_PROMPT",
         "NO_REWARD_MODEL",
@@ -188,6 +191,7 @@ if TYPE_CHECKING:
         scaling_curve,
         suggest_fixes,
     )
+    from planner.decide.plan_warnings import PlanWarning, plan_warnings
     from planner.decide.scenario_results import headline_results, read_saved_scenarios, saved_scenarios_csv
     from planner.decide.sheet import (
         SHEET_INPUT_COLUMNS,
@@ -214,6 +218,7 @@ if TYPE_CHECKING:
     )
     from planner.decide.sweep_space import ANY, obeying_space
     from planner.decide.sweep_words import label
+    from planner.decide.wording import human_duration, plural
     from planner.errors import PlannerError, from_validation_error, shortened
     from planner.estimate import estimate, estimate_resolved
     from planner.export.export_types import TARGET_VERSIONS as EXPORT_TARGET_VERSIONS
@@ -226,6 +231,7 @@ if TYPE_CHECKING:
     from planner.inputs.post_training import (
         COLOCATED_ENGINE_MEMORY_FRAC,
         DEDICATED_ENGINE_MEMORY_FRAC,
+        DEFAULT_ROLLOUT_PROMPTS,
         EAGER_DECODE_S_PER_LAYER,
         GRPO_SAMPLES_PER_PROMPT,
         NO_REWARD_MODEL,

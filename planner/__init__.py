@@ -87,8 +87,7 @@ _PUBLIC_MODULES = {
     "planner.decide.sweep_generation": ("searches_generation",),
     "planner.decide.sweep_space": ("ANY", "obeying_space"),
     "planner.decide.sweep_words": ("label",),
-    "planner.decide.plan_warnings": ("PlanWarning", "plan_warnings"),
-    "planner.decide.wording": ("human_duration", "plural"),
+    "planner.decide.plan_words": ("PlanWarning", "human_duration", "plan_warnings", "plural", "significant"),
     "planner.errors": ("PlannerError", "from_validation_error", "shortened"),
     "planner.estimate": ("estimate", "estimate_resolved"),
     "planner.export.export_types": ("Export",),
@@ -100,7 +99,6 @@ _PUBLIC_MODULES = {
     "planner.inputs.post_training": (
         "COLOCATED_ENGINE_MEMORY_FRAC",
         "DEDICATED_ENGINE_MEMORY_FRAC",
-        "DEFAULT_ROLLOUT_PROMPTS",
         "EAGER_DECODE_S_PER_LAYER",
         "GRPO_SAMPLES_PER_PROMPT",
         "NO_REWARD_MODEL",
@@ -173,9 +171,7 @@ if TYPE_CHECKING:
     from planner.catalogue.catalog_tables import MAX_SNAPSHOT_ID_CHARS, SNAPSHOT_ID, snapshot_date
     from planner.catalogue.models import preset_names
     from planner.catalogue.paths import bundle_dir, bundled_data_dir
-    from planner.decide.compare import (
-        MAX_GPUS as COMPARE_MAX_GPUS,
-    )
+    from planner.decide.compare import MAX_GPUS as COMPARE_MAX_GPUS
     from planner.decide.compare import (
         OVERRIDE_FIELDS,
         SORT_METRICS,
@@ -191,7 +187,7 @@ if TYPE_CHECKING:
         scaling_curve,
         suggest_fixes,
     )
-    from planner.decide.plan_warnings import PlanWarning, plan_warnings
+    from planner.decide.plan_words import PlanWarning, human_duration, plan_warnings, plural, significant
     from planner.decide.scenario_results import headline_results, read_saved_scenarios, saved_scenarios_csv
     from planner.decide.sheet import (
         SHEET_INPUT_COLUMNS,
@@ -218,7 +214,6 @@ if TYPE_CHECKING:
     )
     from planner.decide.sweep_space import ANY, obeying_space
     from planner.decide.sweep_words import label
-    from planner.decide.wording import human_duration, plural
     from planner.errors import PlannerError, from_validation_error, shortened
     from planner.estimate import estimate, estimate_resolved
     from planner.export.export_types import TARGET_VERSIONS as EXPORT_TARGET_VERSIONS
@@ -231,7 +226,6 @@ if TYPE_CHECKING:
     from planner.inputs.post_training import (
         COLOCATED_ENGINE_MEMORY_FRAC,
         DEDICATED_ENGINE_MEMORY_FRAC,
-        DEFAULT_ROLLOUT_PROMPTS,
         EAGER_DECODE_S_PER_LAYER,
         GRPO_SAMPLES_PER_PROMPT,
         NO_REWARD_MODEL,

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from planner import (
-    DEFAULT_ROLLOUT_PROMPTS,
     Scenario,
     default_catalogs,
     estimate,
@@ -18,7 +17,8 @@ from planner import (
     plural,
     resolve,
 )
-from planner.decide.plan_warnings import COMM_BOUND_FRAC, FEW_ROLLOUT_PROMPTS
+from planner.decide.plan_words import COMM_BOUND_FRAC, FEW_ROLLOUT_PROMPTS
+from planner.inputs.post_training import DEFAULT_ROLLOUT_PROMPTS
 
 CATS = default_catalogs()
 

@@ -16,7 +16,6 @@ import streamlit as st
 from planner import (
     COLOCATED_ENGINE_MEMORY_FRAC,
     DEDICATED_ENGINE_MEMORY_FRAC,
-    DEFAULT_ROLLOUT_PROMPTS,
     GRPO_SAMPLES_PER_PROMPT,
     NO_REWARD_MODEL,
     ONLINE_OBJECTIVES,
@@ -136,9 +135,9 @@ def _rollout_inputs(s: Scenario) -> None:
     number_entry(
         "Prompts per rollout step",
         "rollout_prompts",
-        placeholder=f"{min(DEFAULT_ROLLOUT_PROMPTS, s.examples):,} (verl's default batch)",
-        help="Prompts generated for in one rollout step, before the policy trains on the completions. Empty: "
-        "1,024 (verl's train_batch_size), or every prompt when there are fewer.",
+        placeholder="the trainers' default batch",
+        help="Prompts generated for in one rollout step, before the policy trains on the completions. "
+        f"{Scenario.model_fields['rollout_prompts'].description}.",
     )
     number_entry(
         "Rollout epochs",

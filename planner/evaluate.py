@@ -20,7 +20,7 @@ from planner.formulas.memory.loading import whole_model
 from planner.formulas.memory.model_states import stage_model_states
 from planner.formulas.memory.peak import MemoryBreakdown, MemoryInputs, max_micro_batch, memory_with_paging
 from planner.formulas.memory.recipes import Method, Recompute
-from planner.formulas.memory.verdict import fit_verdict, fits_vram, judged_peak_bytes, peak_high_bytes
+from planner.formulas.memory.verdict import verdict_outputs
 from planner.formulas.step import collectives, comm, compute, timing
 from planner.formulas.step.offload import OffloadStep
 from planner.post.step import is_sft, policy_view, post_training_outputs
@@ -282,18 +282,7 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     out["tokens_per_s"] = w.training_tokens / out["wall_clock_s"]
     out.update(_memory(c, memory, everything))
     out.update(post_training_outputs(c, out, breakdown, inputs))
-    out.update(_fit(c, out, out.pop("generation_fits", 1.0)))
+    room = out.pop("generation_fits", 1.0)  # a colocated rollout engine with no room: does not fit
+    out.update(verdict_outputs(out, c.recipe.method, c.layout.n_gpus, c.gpu.vram_bytes, memory_band(), room))
     out.update(money_and_energy(c, out))
     return {**out, **with_failures(c, out)} if everything else out
-
-
-def _fit(c: Columns, out: Outputs, room_for_rest: Any) -> Outputs:
-    """The fit verdict and its figures (planner.formulas.memory.verdict): the device total judged, its high
-    end from the measured error band, whether the estimate fits and the verdict."""
-    judged = judged_peak_bytes(
-        out["peak_bytes"], out["model_state_bytes_total"], out["overhead_bytes"], c.layout.n_gpus
-    )
-    high = peak_high_bytes(judged, c.recipe.method, memory_band())
-    fits = np.where(np.asarray(room_for_rest) > 0, fits_vram(judged, c.gpu.vram_bytes), 0.0)
-    verdict = fit_verdict(judged, high, c.gpu.vram_bytes, room_for_rest)
-    return {"fits_vram": fits, "peak_high_bytes": high, "fit_verdict": verdict}

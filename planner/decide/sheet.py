@@ -56,7 +56,9 @@ LABEL_OF_FIELD = {column.field: column.label for column in SHEET_INPUT_COLUMNS}
 # Result columns: (Estimate attribute, label). Units in the labels: GiB is 2^30 bytes.
 SHEET_RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("fits_vram", "Fits"),
+    ("fit_verdict", "Memory verdict"),
     ("peak_gib_per_device", "Peak GiB/GPU"),
+    ("peak_gib_high", "Peak GiB/GPU, high end"),
     ("headroom_gib", "Headroom GiB"),
     ("wall_clock_h", "Wall clock (h)"),
     ("device_hours", "GPU-hours"),

@@ -64,10 +64,32 @@ def regime_of_method(method: str) -> str:
     return "full" if method == "full" else "adapters"
 
 
+def verdict_names(codes: Any) -> list[str | None]:
+    """VERDICT_NAMES of an array of codes; None where unknown (NaN)."""
+    return [None if np.isnan(code) else VERDICT_NAMES[int(code)] for code in np.atleast_1d(codes)]
+
+
+def band_ratio(method: Any, band: MemoryBand) -> Any:
+    """measured / predicted at the band's high end for each row's regime (a Method code)."""
+    return np.where(np.asarray(method) != Method.FULL, band.high("adapters"), band.high("full"))
+
+
 def peak_high_bytes(peak_bytes: Any, method: Any, band: MemoryBand) -> Any:
     """The high end of the device total: estimate × the regime's ratio (module docstring)."""
-    adapters = np.asarray(method) != Method.FULL
-    return peak_bytes * np.where(adapters, band.high("adapters"), band.high("full"))
+    return peak_bytes * band_ratio(method, band)
+
+
+def peak_high_with_engine_bytes(
+    judged_bytes: Any, generation_phase_bytes: Any, engine_bytes: Any, other_phases_bytes: Any, ratio: Any
+) -> Any:
+    """`peak_high_bytes` when a colocated rollout engine may set the peak: the engine's share is a pool sized by
+    its memory-fraction setting, not an estimate, so the band widens only the estimated rest of that phase;
+    the other phases (training, loading) widen whole. Without an engine (generation phase 0) it is
+    judged × ratio."""
+    engine = np.where(generation_phase_bytes > 0, engine_bytes, 0.0)
+    generating = (generation_phase_bytes - engine) * ratio + engine
+    others = np.where(generation_phase_bytes > 0, other_phases_bytes, judged_bytes) * ratio
+    return np.where(generation_phase_bytes > 0, np.maximum(generating, others), others)
 
 
 def judged_peak_bytes(peak_bytes: Any, state_bytes_total: Any, overhead_bytes: Any, n_gpus: Any) -> Any:
@@ -110,3 +132,22 @@ MEMORY_STATISTIC_ROWS: Final = (
     ("device_total_gib", "GiB", "Device total per GPU (GiB)", "peak_bytes"),
     ("peak_gib_high", "GiB", "Device total, high end of the error band (GiB)", "peak_high_bytes"),
 )
+
+
+def verdict_outputs(
+    out: dict[str, Any], method: Any, n_gpus: Any, vram_bytes: Any, band: MemoryBand, room_for_rest: Any
+) -> dict[str, Any]:
+    """`evaluate`'s fit figures from its memory outputs: whether the estimate fits (`fits_vram`), the band's
+    high end (`peak_high_bytes`, with a colocated engine's pool left unwidened) and the verdict."""
+    judged = judged_peak_bytes(
+        out["peak_bytes"], out["model_state_bytes_total"], out["overhead_bytes"], n_gpus
+    )
+    generating = out.get("generation_phase_bytes", 0.0)
+    others = np.maximum(out.get("training_phase_bytes", 0.0), np.nan_to_num(out["loading_peak_bytes"]))
+    engine = out.get("generation_engine_bytes", 0.0)
+    high = peak_high_with_engine_bytes(judged, generating, engine, others, band_ratio(method, band))
+    return {
+        "fits_vram": np.where(np.asarray(room_for_rest) > 0, fits_vram(judged, vram_bytes), 0.0),
+        "peak_high_bytes": high,
+        "fit_verdict": fit_verdict(judged, high, vram_bytes, room_for_rest),
+    }

@@ -124,9 +124,11 @@ for column, name in zip(st.columns(max(len(picked), 1)), picked, strict=False):
             f"{plain(row['vendor'])} · {fmt.gib(row['memory_gib'], 1)}"
             + (f" · {plain(row['status'])}" if row["status"] else "")
         )
-        fits = {True: "yes", False: "no", None: "unknown"}[row["fits_vram"]]
-        st.metric("Fits at this count", fits)
-        st.caption(f"Peak use {fmt.gib(row['peak_gib_per_device'], 1)} per GPU")
+        st.metric("Memory at this count", row["fit_verdict"] or "unknown")
+        st.caption(
+            f"Peak use {fmt.gib(row['peak_gib_per_device'], 1)} per GPU, up to "
+            f"{fmt.gib(row['peak_gib_high'], 1)} at the high end of the memory model's error band"
+        )
         if "generation_frac" in row and row["generation_frac"] is not None:  # a post-training plan
             st.caption(
                 f"Peak while {plain(row['peak_phase'] or 'unknown')} · reference {fmt.gib(row['reference_model_gib'], 1)}"

@@ -7,9 +7,12 @@ import streamlit as st
 from planner import plural
 from ui import format as fmt
 from ui.blocks import (
+    TIGHT,
     assumptions,
+    band_words,
     breakdown_table,
     context_caption,
+    fit_verdict,
     memory_metric,
     model_note,
     unavailable_notes,
@@ -20,6 +23,7 @@ from ui.fixes_box import OVERVIEW_FIXES, render_fixes
 from ui.goodput_inputs import goodput_rows
 from ui.methods_link import methods_link
 from ui.plan_banners import greyed, render_plan_warnings
+from ui.safe_text import plain
 from ui.team_data import origin_note
 
 st.title("Overview")
@@ -67,10 +71,12 @@ figure(
 )
 figure(third, "Energy and carbon", f"{fmt.sig(est.energy_kwh)} kWh", f"{fmt.sig(est.co2e_kg)} kg CO2e")
 
-if est.fits_vram is False:
+if est.fit_verdict in ("does not fit", TIGHT):
     with st.container(border=True):
+        head = "Does not fit" if est.fit_verdict == "does not fit" else "Tight — may run out of memory"
         st.markdown(
-            f"**Does not fit: {fmt.gib(est.peak_gib_per_device)} per GPU.** Ways to make it fit, best first:"
+            f"**{head}: {fmt.gib(est.peak_gib_per_device)} per GPU** ({plain(band_words(est))}). "
+            "Ways to make it fit with margin, best first:"
         )
         render_fixes(resolved, key="overview", limit=OVERVIEW_FIXES)
         st.page_link("app_pages/memory.py", label="More on the Memory page", icon=":material/memory:")
@@ -107,7 +113,7 @@ breakdown_table(
             "all components at the peak phase (Memory page)",
             fmt.gib(est.peak_gib_per_device),
         ),
-        ("Fits the VRAM entered", f"peak against {est.vram_gib:,.2f} GiB", "yes" if est.fits_vram else "no"),
+        ("Memory verdict", band_words(est), fit_verdict(est)),
     ]
 )
 unavailable_notes(est)

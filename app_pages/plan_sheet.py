@@ -52,6 +52,7 @@ NUMBER_FORMATS = {
     "Micro-batch": "%d",
     "Accumulation": "%d",
     "Peak GiB/GPU": "%.1f",
+    "Peak GiB/GPU, high end": "%.1f",
     "Headroom GiB": "%.1f",
     "Wall clock (h)": "%.2f",
     "GPU-hours": "%.1f",
@@ -68,7 +69,7 @@ NUMBER_FORMATS = {
     "Training (h)": "%.2f",
     "Share generating": "percent",
 }
-TEXT_RESULTS = ("Peak phase", "Bound by")
+TEXT_RESULTS = ("Peak phase", "Bound by", "Memory verdict")
 
 
 def sheet_frame() -> tuple[pl.DataFrame, list[Any]]:

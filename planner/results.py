@@ -17,13 +17,13 @@ from typing import Any, Final, get_args
 
 from pydantic import ConfigDict
 
+from planner.formulas.memory.verdict import MEMORY_STATISTIC_ROWS, MemoryStatisticFigures
 from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 from planner.post.outputs import POST_TRAINING_ROWS, PostTrainingFigures
 
 
-class Estimate(PostTrainingFigures):
-    """Every figure of one plan. `None` means "cannot be computed from these inputs" (see `unavailable`);
-    the post-training figures are declared in `planner.post.outputs`."""
+class Estimate(PostTrainingFigures, MemoryStatisticFigures):
+    """Every figure of one plan (`None`: not computable from these inputs, `unavailable` says why); bases' figures."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -274,7 +274,7 @@ OUTPUTS: Final = (
     *_rows("min", ("checkpoint_interval_min", "Checkpoint interval (min)", "checkpoint_interval_s")),
     *_rows("s", ("checkpoint_write_s", "Checkpoint write (s)", "checkpoint_write_s")),
     *_rows("fraction", ("goodput_frac", "Goodput (plain ÷ with failures)", "goodput_frac")),
-    *(Output(key, unit, label, source) for key, unit, label, source in POST_TRAINING_ROWS),
+    *(Output(*row) for row in POST_TRAINING_ROWS + MEMORY_STATISTIC_ROWS),
 )
 OUTPUT_BY_KEY: Final = {output.key: output for output in OUTPUTS}
 # Estimate's figures that come from the table, and those that are None (not NaN) when they cannot be computed

@@ -111,6 +111,17 @@ def test_best_grpo_plan_equals_the_estimate_of_that_plan():
     assert split.top.height and set(split.top["generation_gpus"]) == {2}
     _rows_equal_their_estimates(split)
 
+    # tight plans (the band's high end over the card) rank after every plan that fits with margin
+    verdicts = result.top["fit_verdict"].to_list()
+    assert verdicts == sorted(verdicts, key=lambda verdict: verdict != "fits")
+    assert (
+        n_colocated(search(GRPO, Constraints(gpus=("A100 80GB SXM",), tight_last=False), catalogs=CATS)) > 0
+    )
+
+
+def n_colocated(result) -> int:
+    return sum(gpus == 0 for gpus in result.top["generation_gpus"].to_list())
+
 
 def test_grpo_search_keeps_every_total_within_max_gpus():
     result = search(GRPO, Constraints(gpus=("H100 SXM",), max_gpus=16), catalogs=CATS, top_n=50)

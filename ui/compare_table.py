@@ -28,6 +28,11 @@ TABLE_COLUMNS: dict[str, Any] = {
     "min_gpus_to_fit": st.column_config.NumberColumn("Fewest GPUs that fit", format="%d"),
     "memory_gib": st.column_config.NumberColumn("Memory (GiB)", format="%.1f"),
     "peak_gib_per_device": st.column_config.NumberColumn("Peak use (GiB)", format="%.1f"),
+    "fit_verdict": st.column_config.TextColumn(
+        "Memory verdict",
+        help="tight: the estimate fits, the high end of the memory model's error band does not",
+    ),
+    "peak_gib_high": st.column_config.NumberColumn("Peak, high end (GiB)", format="%.1f"),
     "wall_clock": st.column_config.TextColumn("Wall clock"),
     "wall_clock_h": None,  # kept in the data (tests, sorting); shown as the text column above
     "device_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),

@@ -89,8 +89,9 @@ def _estimate(args: argparse.Namespace) -> int:
     flat = result.to_flat()
     if args.format == "table" and scenario.post_training == "sft":  # its post-training figures are all 0
         flat = {key: value for key, value in flat.items() if key not in post_training_keys}
-    fixes = suggest_fixes(resolved, cats) if result.fits_vram is False else []
-    if args.format == "json" and result.fits_vram is False:
+    short = result.fit_verdict not in (None, "fits")  # tight or does not fit: fixes that leave a margin
+    fixes = suggest_fixes(resolved, cats) if short else []
+    if args.format == "json" and short:
         flat["fixes"] = [fix.to_flat() for fix in fixes]
     if args.format == "table" and not args.all:
         from planner.cli.cli_summary import summary
@@ -98,10 +99,10 @@ def _estimate(args: argparse.Namespace) -> int:
         print(summary(resolved, result))
     else:
         print(render_records([flat], args.format, single=True))
-    if args.format == "table" and result.fits_vram is False:
+    if args.format == "table" and short:
         print("\nWays to make it fit (best first):" if fixes else "\nNo single change makes it fit.")
         for fix in fixes[:TABLE_FIXES]:
-            verdict = "fits" if fix.fits else "still too big"
+            verdict = "fits with margin" if fix.fits else "still tight or too big"
             print(
                 f"  - {fix.label}: {fix.peak_gib:.2f} GiB per GPU, {verdict}, {human_duration(fix.wall_clock_h)}. "
                 f"{fix.note[:1].upper()}{fix.note[1:]}."

@@ -60,7 +60,9 @@ SHEET_RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("wall_clock_h", "Wall clock (h)"),
     ("cost_usd", "Cost (USD)"),
     ("bound_by", "Bound by"),  # planner.decide.bound_by: the one seam for this figure
+    ("fit_verdict", "Memory verdict"),
     ("peak_gib_per_device", "Peak GiB/GPU"),
+    ("peak_gib_high", "Peak GiB/GPU, high end"),
     ("headroom_gib", "Headroom GiB"),
     ("device_hours", "GPU-hours"),
     ("usd_per_million_tokens", "USD per M tokens"),

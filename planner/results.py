@@ -18,12 +18,12 @@ from typing import Any, Final, get_args
 from pydantic import ConfigDict
 
 from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
+from planner.multimodal.outputs import MULTIMODAL_ROWS, MultimodalFigures
 from planner.post.outputs import POST_TRAINING_ROWS, PostTrainingFigures
 
 
-class Estimate(PostTrainingFigures):
-    """Every figure of one plan. `None` means "cannot be computed from these inputs" (see `unavailable`);
-    the post-training figures are declared in `planner.post.outputs`."""
+class Estimate(PostTrainingFigures, MultimodalFigures):
+    """Every figure of one plan (None: not computable, `unavailable` says why); more in planner.*.outputs."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -120,10 +120,10 @@ class Estimate(PostTrainingFigures):
 
     def to_flat(self) -> dict[str, Any]:
         """JSON-ready: NaN never leaves the library (it becomes None). The plain figures come first, the
-        post-training ones after them."""
+        post-training and multimodal ones after them."""
         out: dict[str, Any] = {}
         dumped = self.model_dump()
-        post = [key for key in PostTrainingFigures.model_fields]
+        post = [*PostTrainingFigures.model_fields, *MultimodalFigures.model_fields]
         for key, value in [(k, v) for k, v in dumped.items() if k not in post] + [
             (k, dumped[k]) for k in post
         ]:
@@ -274,7 +274,7 @@ OUTPUTS: Final = (
     *_rows("min", ("checkpoint_interval_min", "Checkpoint interval (min)", "checkpoint_interval_s")),
     *_rows("s", ("checkpoint_write_s", "Checkpoint write (s)", "checkpoint_write_s")),
     *_rows("fraction", ("goodput_frac", "Goodput (plain ÷ with failures)", "goodput_frac")),
-    *(Output(key, unit, label, source) for key, unit, label, source in POST_TRAINING_ROWS),
+    *(Output(key, unit, label, source) for key, unit, label, source in (*POST_TRAINING_ROWS, *MULTIMODAL_ROWS)),
 )
 OUTPUT_BY_KEY: Final = {output.key: output for output in OUTPUTS}
 # Estimate's figures that come from the table, and those that are None (not NaN) when they cannot be computed

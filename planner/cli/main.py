@@ -74,6 +74,7 @@ def _estimate(args: argparse.Namespace) -> int:
     from planner.catalogue.catalog import catalogs_from_environment
     from planner.decide.fixes import suggest_fixes
     from planner.estimate import estimate_resolved
+    from planner.multimodal.outputs import MultimodalFigures
     from planner.post.outputs import PostTrainingFigures
     from planner.resolve import resolve
 
@@ -85,6 +86,8 @@ def _estimate(args: argparse.Namespace) -> int:
     flat = result.to_flat()
     if args.format == "table" and scenario.post_training == "sft":  # its post-training figures are all 0
         flat = {key: value for key, value in flat.items() if key not in post_training_keys}
+    if args.format == "table" and not result.token_rule:  # a text model: no image figures to show
+        flat = {key: value for key, value in flat.items() if key not in MultimodalFigures.model_fields}
     fixes = suggest_fixes(resolved, cats) if result.fits_vram is False else []
     if args.format == "json" and result.fits_vram is False:
         flat["fixes"] = [fix.to_flat() for fix in fixes]

@@ -227,7 +227,7 @@ def resolve(s: Scenario, cats: Catalogs) -> Resolved:
     if shape is not None:  # the Scenario checks an imported shape itself; a catalogue model only here
         check_layer_split(shape.n_layers, s.pp, s.pp_virtual_stages, _model_label(s, shape))
     check_expert_split(shape, s.ep, _model_label(s, shape), s.etp if s.etp != s.tp else None)
-    parts = plan(s)  # multimodal models: the main transformer's tokens, the parts beside it (planner.multimodal)
+    parts = plan(s, shape)  # vision-language, diffusion: the main transformer's tokens, the other parts
     seq = sequence_length(parts.scenario, shape)
     model, counts = sc.model_columns(s, shape)
     hw, provenance = gpu_columns(s, gpu, cats, float(model.n_active_params))
@@ -254,7 +254,7 @@ def resolve(s: Scenario, cats: Catalogs) -> Resolved:
         batch_rule="micro-batch × accumulation × data-parallel replicas × sequence length",
         region_label=str(region["label"]),
         seq_len=seq.tokens,
-        seq_len_rule=seq.rule,
+        seq_len_rule=parts.seq_len_rule or seq.rule,
         unavailable=_unavailable(s, shape, hw, provenance),
         token_rule=parts.token_rule,
     )

@@ -274,7 +274,7 @@ OUTPUTS: Final = (
     *_rows("min", ("checkpoint_interval_min", "Checkpoint interval (min)", "checkpoint_interval_s")),
     *_rows("s", ("checkpoint_write_s", "Checkpoint write (s)", "checkpoint_write_s")),
     *_rows("fraction", ("goodput_frac", "Goodput (plain ÷ with failures)", "goodput_frac")),
-    *(Output(key, unit, label, source) for key, unit, label, source in (*POST_TRAINING_ROWS, *MULTIMODAL_ROWS)),
+    *(Output(key, unit, label, source) for key, unit, label, source in POST_TRAINING_ROWS + MULTIMODAL_ROWS),
 )
 OUTPUT_BY_KEY: Final = {output.key: output for output in OUTPUTS}
 # Estimate's figures that come from the table, and those that are None (not NaN) when they cannot be computed

@@ -151,7 +151,7 @@ def load_model_presets(path: Path | str = MODELS_CSV) -> pl.DataFrame:
 
 def shape_from_row(row: dict[str, Any]) -> ModelShape:
     """A `ModelShape` from one presets row (extra columns such as source and note are dropped)."""
-    fields = {name: row[name] for name in ModelShape.model_fields}
+    fields = {name: row[name] for name in ModelShape.model_fields if name in MODEL_SCHEMA}  # not `vision`
     return ModelShape.model_validate({**fields, **{c: fields[c] or 0 for c in MLA_COLUMNS}})
 
 

@@ -24,7 +24,9 @@ MAX_SIDE_PX = 16_384
 # 1-10,000 frames: Wan 2.1 trains on 81-frame clips; ten thousand is minutes of video, far beyond any recipe.
 MAX_FRAMES = 10_000
 MAX_BUCKETS = 32  # aspect buckets in one plan; trainers use a few dozen at most (SimpleTuner's defaults)
-ALLOWED = f"WIDTHxHEIGHT[xFRAMES] in pixels, 1-{MAX_SIDE_PX} a side, 1-{MAX_FRAMES} frames; several comma-separated"
+ALLOWED = (
+    f"WIDTHxHEIGHT[xFRAMES] in pixels, 1-{MAX_SIDE_PX} a side, 1-{MAX_FRAMES} frames; several comma-separated"
+)
 _SIZE = re.compile(r"^\s*(-?\d+)\s*[x×]\s*(-?\d+)\s*(?:[x×]\s*(-?\d+)\s*)?$", re.IGNORECASE)
 
 
@@ -49,7 +51,7 @@ def parse_sizes(text: str, field: str = "image_size") -> list[tuple[int, int, in
 
 
 def _checked(text: str) -> str:
-    parse_sizes(text)
+    parse_sizes(text, field="")  # pydantic names the field (planner.errors.from_validation_error)
     return text.strip()
 
 

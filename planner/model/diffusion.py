@@ -95,7 +95,9 @@ def timestep_mlp(freq_dim: int, h: int) -> int:
     return linear(freq_dim, h) + linear(h, h)
 
 
-def flux_params(h: int, head_dim: int, double: int, single: int, in_ch: int, text_dim: int, pooled: int) -> int:
+def flux_params(
+    h: int, head_dim: int, double: int, single: int, in_ch: int, text_dim: int, pooled: int
+) -> int:
     """FluxTransformer2DModel (diffusers transformer_flux.py): per double block two adaLN-Zero (6h each), two
     attention streams (q, k, v, out with biases; RMS q/k norms of head_dim), two GELU MLPs (4h); per single
     block a 3h adaLN, q/k/v, a 4h MLP input and one output Linear(5h, h); timestep, guidance and pooled-text
@@ -104,7 +106,9 @@ def flux_params(h: int, head_dim: int, double: int, single: int, in_ch: int, tex
     attn = 4 * linear(h, h)
     double_block = 2 * _adaln(h, 6) + 2 * attn + 4 * head_dim + 2 * _ff(h, f)
     single_block = _adaln(h, 3) + 3 * linear(h, h) + 2 * head_dim + linear(h, f) + linear(h + f, h)
-    embedders = linear(in_ch, h) + linear(text_dim, h) + 2 * timestep_mlp(256, h) + linear(pooled, h) + linear(h, h)
+    embedders = (
+        linear(in_ch, h) + linear(text_dim, h) + 2 * timestep_mlp(256, h) + linear(pooled, h) + linear(h, h)
+    )
     return double * double_block + single * single_block + embedders + _adaln(h, 2) + linear(h, in_ch)
 
 

@@ -22,6 +22,11 @@ class VisionLanguagePreset:
     published_params: float  # the model card's or the Hub's total
     source: str
 
+    @property
+    def shape(self) -> ModelShape:
+        """The language model's shape carrying the vision encoder (what the pipeline plans with)."""
+        return self.llm.model_copy(update={"vision": self.vision})
+
 
 @dataclass(frozen=True)
 class DiffusionPreset:
@@ -32,7 +37,9 @@ class DiffusionPreset:
     source: str
 
 
-def _qwen_llm(name: str, vocab: int, h: int, layers: int, heads: int, kv: int, ffn: int, tied: bool) -> ModelShape:
+def _qwen_llm(
+    name: str, vocab: int, h: int, layers: int, heads: int, kv: int, ffn: int, tied: bool
+) -> ModelShape:
     return ModelShape(
         name=name, family="qwen2", vocab_size=vocab, hidden_size=h, n_layers=layers, n_heads=heads,
         n_kv_heads=kv, head_dim=128, ffn_hidden=ffn, tied_embeddings=tied, attn_bias=True, context_len=128_000,
@@ -122,7 +129,9 @@ CLIP_G = dit.TextEncoder(name="CLIP-G", n_params=dit.clip_text_params(49408, 128
 
 def _t5(tokens: int) -> dit.TextEncoder:
     """google/t5-v1_1-xxl encoder: vocab 32128, d_model 4096, d_ff 10240, 24 layers, 64 heads."""
-    return dit.TextEncoder(name="T5-XXL", n_params=dit.t5_encoder_params(32128, 4096, 10240, 24, 64, False), tokens=tokens)
+    return dit.TextEncoder(
+        name="T5-XXL", n_params=dit.t5_encoder_params(32128, 4096, 10240, 24, 64, False), tokens=tokens
+    )
 
 
 def _joint(h: int, ffn: int, blocks: int, extra_image_attention_blocks: int = 0) -> int:
@@ -203,10 +212,8 @@ MULTIMODAL_NAMES = (*VISION_LANGUAGE, *DIFFUSION)
 def find(name: str) -> VisionLanguagePreset | DiffusionPreset | None:
     """The multimodal preset called `name` (case and surrounding spaces ignored), or None."""
     wanted = name.strip().lower()
-    for key, preset in {**VISION_LANGUAGE, **DIFFUSION}.items():
-        if key.lower() == wanted:
-            return preset
-    return None
+    everything: dict[str, VisionLanguagePreset | DiffusionPreset] = {**VISION_LANGUAGE, **DIFFUSION}
+    return next((preset for key, preset in everything.items() if key.lower() == wanted), None)
 
 
 def dit_shape(name: str, d: dit.DiffusionModel) -> ModelShape:

@@ -15,61 +15,19 @@ into tokens, one per model family (each function below cites the processor code 
 from __future__ import annotations
 
 import math
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from planner.model.architecture import attention_params_per_layer, mlp_params, norm_params
+from planner.model.vision_shape import IMAGE_CHANNELS, VisionEncoder
 
-TokenRule = Literal["dynamic", "fixed", "tiles"]
-IMAGE_CHANNELS = 3  # RGB input of every encoder here
-
-
-class VisionEncoder(BaseModel):
-    """A ViT's shape and its image-to-token rule, in the vocabulary of Hugging Face `vision_config`s."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    n_layers: int = Field(ge=1, le=1000)
-    hidden_size: int = Field(ge=1, le=100_000)
-    n_heads: int = Field(ge=1, le=1000)
-    ffn_hidden: int = Field(ge=1, le=1_000_000)
-    mlp_kind: Literal["gelu", "swiglu"] = "gelu"
-    norm_kind: Literal["layernorm", "rmsnorm"] = "layernorm"
-    qkv_bias: bool = True
-    out_bias: bool = True
-    mlp_bias: bool = True
-    patch_size: int = Field(14, ge=1, le=1024)
-    temporal_patch: int = Field(1, ge=1, le=16, description="frames one patch spans (Qwen: 2, images doubled)")
-    spatial_merge: int = Field(1, ge=1, le=16, description="merge × merge patches become one token")
-    patch_bias: bool = False
-    class_token: bool = False
-    position_rows: int = Field(0, ge=0, le=10_000_000, description="learned position table rows; 0 = rotary")
-    outer_norms: int = Field(0, ge=0, le=4, description="norms outside the layers (CLIP: pre and post)")
-    layer_scale: bool = False  # InternViT: two learned per-channel scales per layer
-    projector_params: int = Field(ge=0, le=100_000_000_000, description="exact, from its layer shapes")
-    token_rule: TokenRule = "fixed"
-    image_size_px: int = Field(336, ge=1, le=100_000, description="fixed: input side; tiles: tile side")
-    max_tiles: int = Field(1, ge=1, le=1000)
-    min_pixels: int = Field(0, ge=0)
-    max_pixels: int = Field(0, ge=0)
-    # Qwen2.5-VL: windowed attention over 112 px windows (8 × 8 = 64 patches) except a few full layers.
-    window_patches: int = Field(0, ge=0, description="patches per attention window; 0 = full attention")
-    n_full_attention_layers: int = Field(0, ge=0)
-
-    @property
-    def head_dim(self) -> int:
-        return self.hidden_size // self.n_heads
-
-    @property
-    def n_mlp_matrices(self) -> int:
-        return 3 if self.mlp_kind == "swiglu" else 2
+__all__ = ["IMAGE_CHANNELS", "VisionEncoder"]
 
 
 def layer_params(v: VisionEncoder) -> int:
     """One encoder layer: attention, MLP, two norms (and InternViT's two layer scales)."""
     h = v.hidden_size
-    attention = attention_params_per_layer(h, v.n_heads, v.n_heads, v.head_dim, int(v.qkv_bias), int(v.out_bias))
+    attention = attention_params_per_layer(
+        h, v.n_heads, v.n_heads, v.head_dim, int(v.qkv_bias), int(v.out_bias)
+    )
     mlp = mlp_params(h, v.ffn_hidden, v.n_mlp_matrices, int(v.mlp_bias))
     norms = norm_params(h, 2, int(v.norm_kind == "layernorm"))
     return int(attention + mlp + norms + 2 * h * v.layer_scale)
@@ -123,7 +81,13 @@ def internvl_grid(width: int, height: int, max_tiles: int, tile_px: int) -> tupl
     if the image has more than half the pixels of its tiles."""
     aspect = width / height
     grids = sorted(
-        {(i, j) for n in range(1, max_tiles + 1) for i in range(1, n + 1) for j in range(1, n + 1) if i * j <= max_tiles},
+        {
+            (i, j)
+            for n in range(1, max_tiles + 1)
+            for i in range(1, n + 1)
+            for j in range(1, n + 1)
+            if i * j <= max_tiles
+        },
         key=lambda g: g[0] * g[1],
     )
     best, best_diff = (1, 1), float("inf")
@@ -159,7 +123,9 @@ def encoder_attention_context(v: VisionEncoder, patches: int, tiles_seq: int | N
     if v.window_patches == 0:
         return full
     windowed = min(float(v.window_patches), full)
-    return (v.n_full_attention_layers * full + (v.n_layers - v.n_full_attention_layers) * windowed) / v.n_layers
+    return (
+        v.n_full_attention_layers * full + (v.n_layers - v.n_full_attention_layers) * windowed
+    ) / v.n_layers
 
 
 def encoder_sequence(v: VisionEncoder, patches: int) -> int:
@@ -195,4 +161,6 @@ def qwen_merger_params(vit_hidden: int, merge: int, llm_hidden: int) -> int:
 def mlp2x_projector_params(vit_hidden: int, llm_hidden: int, pre_norm_width: int = 0) -> int:
     """LLaVA-1.5 `mlp2x_gelu` (Linear(h, H), GELU, Linear(H, H)); InternVL's `mlp1` puts a LayerNorm over the
     pixel-shuffled width in front (`pre_norm_width`: its weight and bias)."""
-    return 2 * pre_norm_width + linear(pre_norm_width or vit_hidden, llm_hidden) + linear(llm_hidden, llm_hidden)
+    return (
+        2 * pre_norm_width + linear(pre_norm_width or vit_hidden, llm_hidden) + linear(llm_hidden, llm_hidden)
+    )

@@ -25,7 +25,9 @@ class MultimodalColumns:
     # vision encoder + projector: frozen weights stay whole on every GPU; trained ones follow the recipe
     vision_frozen_weight_bytes: Column = 0.0
     n_vision_trainable_params: Column = 0.0  # encoder (full or LoRA adapters) + projector when trained
-    n_vision_full_params: Column = 0.0  # trained parameters stored at the recipe's weight bytes (not adapters)
+    n_vision_full_params: Column = (
+        0.0  # trained parameters stored at the recipe's weight bytes (not adapters)
+    )
     vision_patch_activation_bytes: Column = 0.0  # kept for backward when the encoder trains (else 0)
     text_encoder_bytes: Column = 0.0  # resident text encoders' weights on each GPU
     text_encoder_stream_bytes: Column = 0.0  # offloaded text encoders moved in for each micro-batch

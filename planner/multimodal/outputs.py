@@ -14,7 +14,9 @@ class MultimodalFigures(BaseModel):
     vision_encoder_gib: float | None = None  # encoder + projector: weights, trained states, activations
     text_encoders_gib: float | None = None  # resident diffusion text encoders (0 offloaded or cached)
     vae_gib: float | None = None  # a resident VAE (0 with cached latents)
-    image_tokens_per_example: float | None = None  # vision-language: images' tokens; diffusion: latent patches
+    image_tokens_per_example: float | None = (
+        None  # vision-language: images' tokens; diffusion: latent patches
+    )
     sequence_tokens_per_example: float | None = None  # the main transformer's tokens per example
     images_per_s: float | None = None  # images (vision-language) or samples (diffusion) per second, all GPUs
     epoch_wall_clock_h: float | None = None

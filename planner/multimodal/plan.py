@@ -34,23 +34,25 @@ class MultimodalPlan:
     columns: MultimodalColumns = TEXT_ONLY
     overrides: dict[str, Any] = field(default_factory=dict)  # exact counts replacing the uniform stack's
     token_rule: str = ""  # in words, for the captions and the CLI
+    seq_len_rule: str = ""  # diffusion: the sequence is the largest bucket's tokens
 
 
 def main_shape(name: str) -> ModelShape | None:
     """The main transformer of a multimodal preset (None for any other name)."""
     preset = presets.find(name)
     if isinstance(preset, presets.VisionLanguagePreset):
-        return preset.llm
+        return preset.shape
     if isinstance(preset, presets.DiffusionPreset):
         return presets.dit_shape(preset.name, preset.model)
     return None
 
 
-def plan(s: Scenario) -> MultimodalPlan:
+def plan(s: Scenario, shape: ModelShape | None) -> MultimodalPlan:
+    """A vision-language shape (a preset's or an imported config's) or a diffusion preset; else the scenario."""
     preset = presets.find(s.model) if s.model_shape is None else None
     base = MultimodalPlan(s, overrides=_fp8_base(s))
-    if isinstance(preset, presets.VisionLanguagePreset):
-        return _vision_language(s, preset, base.overrides)
+    if shape is not None and shape.vision is not None:
+        return _vision_language(s, shape.vision, base.overrides)
     if isinstance(preset, presets.DiffusionPreset):
         return _diffusion(s, preset.model, base.overrides)
     return base
@@ -64,7 +66,9 @@ def _fp8_base(s: Scenario) -> dict[str, Any]:
 def _sizes(s: Scenario, default: tuple[int, int, int], video: bool) -> list[tuple[int, int, int]]:
     sizes = parse_sizes(s.image_size) or [default]
     if not video and any(frames > 1 for _, _, frames in sizes):
-        raise PlannerError("image_size", f"{s.model} takes images, not video frames", value=s.image_size, allowed=ALLOWED)
+        raise PlannerError(
+            "image_size", f"{s.model} takes images, not video frames", value=s.image_size, allowed=ALLOWED
+        )
     return sizes
 
 
@@ -72,11 +76,10 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values)
 
 
-def _vision_language(s: Scenario, p: presets.VisionLanguagePreset, overrides: dict[str, Any]) -> MultimodalPlan:
-    v = p.vision
+def _vision_language(s: Scenario, v: vit.VisionEncoder, overrides: dict[str, Any]) -> MultimodalPlan:
     native = v.image_size_px if v.token_rule != "dynamic" else 448
     per_image = [vit.image_patches_and_tokens(v, w, h) for w, h, _ in _sizes(s, (native, native, 1), False)]
-    patches, tokens = _mean([a for a, _ in per_image]), _mean([b for _, b in per_image])
+    tokens = _mean([b for _, b in per_image])
     image_tokens = s.images_per_example * tokens
     n_enc, n_proj = vit.encoder_params(v), v.projector_params
     mode = s.vision_encoder
@@ -102,10 +105,14 @@ def _vision_language(s: Scenario, p: presets.VisionLanguagePreset, overrides: di
         n_epochs=s.epochs,
     )
     rule = _vision_rule(v, per_image)
-    return MultimodalPlan(s.updated(tokens_per_example=s.tokens_per_example + image_tokens), columns, overrides, rule)
+    return MultimodalPlan(
+        s.updated(tokens_per_example=s.tokens_per_example + image_tokens), columns, overrides, rule
+    )
 
 
-def _encoder_activation_per_patch(v: vit.VisionEncoder, encoder_trains: bool, projector_trains: bool) -> float:
+def _encoder_activation_per_patch(
+    v: vit.VisionEncoder, encoder_trains: bool, projector_trains: bool
+) -> float:
     """Bytes a patch leaves for backward: every encoder layer's (Korthikanti's per-layer formula at the ViT's
     widths) when the encoder trains; the projector's input and GELU output when only the projector trains."""
     if encoder_trains:
@@ -138,7 +145,9 @@ def _diffusion(s: Scenario, d: dit.DiffusionModel, overrides: dict[str, Any]) ->
     text_params = sum(e.n_params for e in d.text_encoders)
     text_fwd = sum(2.0 * e.n_params * e.tokens for e in d.text_encoders)
     vae_fwd = dit.VAE_ENCODER_FLOPS_PER_PIXEL * pixels
-    flops = text_fwd / (epochs if s.text_encoders == "cached" else 1.0) + vae_fwd / (epochs if s.vae == "cached" else 1.0)
+    flops = text_fwd / (epochs if s.text_encoders == "cached" else 1.0) + vae_fwd / (
+        epochs if s.vae == "cached" else 1.0
+    )
     columns = MultimodalColumns(
         multimodal_kind=DIFFUSION,
         n_images_per_example=1.0,
@@ -166,5 +175,10 @@ def _diffusion(s: Scenario, d: dit.DiffusionModel, overrides: dict[str, Any]) ->
         + (f" + {d.sequence_text_tokens} caption tokens" if d.sequence_text_tokens else "")
     )
     seq_len = s.seq_len or max(sequence)
-    effective = s.updated(tokens_per_example=_mean([float(t) for t in sequence]), seq_len=seq_len, packing=True)
-    return MultimodalPlan(effective, columns, {**exact, **overrides}, rule)
+    effective = s.updated(
+        tokens_per_example=_mean([float(t) for t in sequence]), seq_len=seq_len, packing=True
+    )
+    seq_rule = (
+        "set by you" if s.seq_len else "one sample's tokens (the largest size's); samples are not packed"
+    )
+    return MultimodalPlan(effective, columns, {**exact, **overrides}, rule, seq_rule)

@@ -15,8 +15,8 @@ import numpy as np
 from planner.columns import Columns
 from planner.formulas.memory.model_states import zero_shard_degree
 from planner.formulas.step.comm import BYTES_PER_GB, effective_pcie_gb_per_s
-from planner.formulas.units import SECONDS_PER_HOUR
 from planner.formulas.step.compute import ATTENTION_TRAINING_OVER_FORWARD, attention_fwd_flops_per_token
+from planner.formulas.units import SECONDS_PER_HOUR
 from planner.multimodal.group import TEXT
 
 Outputs = dict[str, Any]
@@ -30,7 +30,9 @@ def side_flops_per_token(c: Columns) -> Any:
     """Extra training FLOPs per main-transformer token: the side parts' per example ÷ tokens per example, and
     for bidirectional attention the half of QKᵀ and A·V that the causal count leaves out."""
     m, mm = c.model, c.mm
-    causal_half = attention_fwd_flops_per_token(m.n_layers, m.n_heads, m.head_dim, c.workload.seq_len_tokens, 1)
+    causal_half = attention_fwd_flops_per_token(
+        m.n_layers, m.n_heads, m.head_dim, c.workload.seq_len_tokens, 1
+    )
     attention = ATTENTION_TRAINING_OVER_FORWARD * causal_half * mm.bidirectional
     return mm.n_side_flops_per_example / c.workload.tokens_per_example + attention
 
@@ -52,7 +54,8 @@ def _vision_bytes(c: Columns) -> Any:
     adapters = mm.n_vision_trainable_params - mm.n_vision_full_params
     weights = (mm.n_vision_full_params / weights_div + adapters) * r.weight_bytes_per_param
     states = mm.n_vision_trainable_params * (
-        r.grad_bytes_per_param / grads_div + (r.master_bytes_per_param + r.optimizer_bytes_per_param) / states_div
+        r.grad_bytes_per_param / grads_div
+        + (r.master_bytes_per_param + r.optimizer_bytes_per_param) / states_div
     )
     examples_per_seq = np.where(w.packing > 0, np.maximum(w.seq_len_tokens / w.tokens_per_example, 1.0), 1.0)
     images = lay.micro_batch_seqs * examples_per_seq * mm.n_images_per_example

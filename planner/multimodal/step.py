@@ -80,6 +80,7 @@ def with_side_parts(c: Columns, out: Outputs) -> Outputs:
         "vision_encoder_bytes": vision,
         "text_encoders_bytes": mm.text_encoder_bytes + 0.0 * side,
         "vae_bytes": mm.vae_bytes + 0.0 * side,
+        "fragmentation_bytes": out["fragmentation_bytes"] + side * lay.fragmentation_frac,
         "allocated_peak_bytes": out["allocated_peak_bytes"] + side,
         "reserved_peak_bytes": out["reserved_peak_bytes"] + reserved,
         "peak_bytes": out["peak_bytes"] + reserved,

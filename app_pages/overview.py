@@ -22,6 +22,7 @@ from ui.export_box import render_export_box
 from ui.fixes_box import OVERVIEW_FIXES, render_fixes
 from ui.goodput_inputs import goodput_rows
 from ui.methods_link import methods_link
+from ui.multimodal_view import multimodal_rows
 from ui.plan_banners import greyed, render_plan_warnings
 from ui.safe_text import plain
 from ui.team_data import origin_note
@@ -106,6 +107,7 @@ breakdown_table(
         ("Cost", est.price_basis, fmt.usd(est.cost_usd)),
         *goodput_rows(est),
         ("Training throughput", "training tokens ÷ wall clock", f"{fmt.count(est.tokens_per_s)} tokens/s"),
+        *multimodal_rows(est),  # vision-language and diffusion plans
         ("Weights and optimizer state, total", resolved.state_rule, fmt.gib(est.model_state_gib_total)),
         ("Per GPU, sharded evenly", "total ÷ GPUs", fmt.gib(est.model_state_gib_per_device)),
         (

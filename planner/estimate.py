@@ -50,6 +50,7 @@ def to_estimate(resolved: Resolved, out: dict[str, float]) -> Estimate:
         price_snapshot=resolved.price_snapshot,
         seq_len=resolved.seq_len,
         seq_len_rule=resolved.seq_len_rule,
+        token_rule=resolved.token_rule,
         unavailable={**resolved.unavailable, **_goodput_notes(out)},
     )
 

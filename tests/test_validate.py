@@ -133,7 +133,9 @@ def test_a_polars_frame_of_text_gives_the_same_report(report):
 
 
 def test_unknown_category_argument_is_refused(bundled_cases):
-    with pytest.raises(ValueError, match="category: must be one of memory, throughput, time, energy"):
+    with pytest.raises(
+        ValueError, match="category: must be one of memory, throughput, time, energy, multimodal"
+    ):
         validate_cases(bundled_cases, CATS, "speed")
 
 

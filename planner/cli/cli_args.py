@@ -21,7 +21,7 @@ SEED_ALIASES: dict[str, str] = {
     "devices": "n_gpus",
     "usd_per_device_hour": "usd_per_gpu_hour",
 }
-EXTRA_ALIASES: dict[str, str] = {"zero": "zero_stage", "gpus": "n_gpus"}
+EXTRA_ALIASES: dict[str, str] = {"zero": "zero_stage", "gpus": "n_gpus", "resolution": "image_size"}
 SKIPPED_FIELDS = {"model_shape"}  # set through --model-config FILE
 JSON_FIELDS = {
     "model_shape"

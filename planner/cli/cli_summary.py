@@ -57,6 +57,22 @@ def _time_rows(resolved: Resolved, est: Estimate) -> list[tuple[str, str]]:
     return rows
 
 
+def _multimodal_rows(est: Estimate) -> list[tuple[str, str]]:
+    """Images and the parts beside the main transformer, for a vision-language or diffusion plan."""
+    parts = (
+        ("Vision encoder", est.vision_encoder_gib),
+        ("Text encoders", est.text_encoders_gib),
+        ("VAE", est.vae_gib),
+    )
+    rows = [(label, f"{_gib(gib)} per GPU") for label, gib in parts if gib]
+    rows.append(("Image tokens per example", f"{est.image_tokens_per_example or 0:,.0f} ({est.token_rule})"))
+    if est.images_per_s is not None:
+        rows.append(("Images per second", f"{significant(est.images_per_s)} on all GPUs"))
+    if est.epoch_wall_clock_h is not None:
+        rows.append(("Per epoch", f"{human_duration(est.epoch_wall_clock_h)}, {_usd(est.epoch_cost_usd)}"))
+    return rows
+
+
 def summary(resolved: Resolved, est: Estimate) -> str:
     """The grouped summary of one plan, with its warnings last."""
     s = resolved.scenario
@@ -77,6 +93,8 @@ def summary(resolved: Resolved, est: Estimate) -> str:
         ],
         "Energy": [("Energy", f"{significant(est.energy_kwh)} kWh, {significant(est.co2e_kg)} kg CO2e")],
     }
+    if est.token_rule:
+        groups["Images"] = _multimodal_rows(est)
     lines = [head]
     for title, rows in groups.items():
         width = max(len(label) for label, _ in rows)

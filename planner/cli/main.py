@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -51,6 +52,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(describe_for_cli(err, args))
     except ValueError as err:  # a catalogue or case file that cannot be read: its message names file and row
         return _fail(str(err).splitlines()[0] if str(err) else type(err).__name__)
+    except (
+        BrokenPipeError
+    ):  # the reader went away (`planner estimate | head`): what it read is what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
+        return 0
 
 
 def _fail(message: str) -> int:
@@ -78,6 +84,7 @@ def _estimate(args: argparse.Namespace) -> int:
     from planner.decide.fixes import suggest_fixes
     from planner.decide.plan_words import human_duration
     from planner.estimate import estimate_resolved
+    from planner.multimodal.outputs import MultimodalFigures
     from planner.post.outputs import PostTrainingFigures
     from planner.resolve import resolve
 
@@ -89,6 +96,8 @@ def _estimate(args: argparse.Namespace) -> int:
     flat = result.to_flat()
     if args.format == "table" and scenario.post_training == "sft":  # its post-training figures are all 0
         flat = {key: value for key, value in flat.items() if key not in post_training_keys}
+    if args.format == "table" and not result.token_rule:  # a text model: no image figures to show
+        flat = {key: value for key, value in flat.items() if key not in MultimodalFigures.model_fields}
     short = result.fit_verdict not in (None, "fits")  # tight or does not fit: fixes that leave a margin
     fixes = suggest_fixes(resolved, cats) if short else []
     if args.format == "json" and short:

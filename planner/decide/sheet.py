@@ -85,7 +85,7 @@ SHEET_POST_RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
 def pick_lists(cats: Catalogs) -> dict[str, list[Any]]:
     """The allowed values of each choice column, for the grid's drop-downs."""
     return {
-        "model": preset_names(cats.models),
+        "model": preset_names(cats.models, multimodal=True),
         "method": list(get_args(Method)),
         "post_training": list(POST_TRAININGS),
         "gpu": cats.gpu_names(),

@@ -10,11 +10,12 @@ names live and saves new versions: the same outcome as on SQLite, never a raw In
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from sqlalchemy import insert, select, text, update
+from sqlalchemy import Connection, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from planner.inputs.scenario import Scenario
@@ -23,8 +24,13 @@ from planner.library.records import checked_name, content_values, new_values
 from planner.library.refusals import NameTaken
 from planner.library.tables import plans
 
-if TYPE_CHECKING:
-    from planner.library.store import PlanLibrary
+
+class PlanLibrary(Protocol):
+    """What an import needs of `planner.library.store.PlanLibrary` (named here so the two modules do not
+    import each other): one write transaction."""
+
+    def _transaction(self) -> AbstractContextManager[Connection]: ...
+
 
 # Each retry means another writer created one of these names in the same instant; after the retry the names
 # are live, so a second collision needs a third writer racing on the same names, and so on.

@@ -9,7 +9,7 @@ from sqlalchemy import text
 
 from planner import Scenario, open_library
 from planner.library.connect import create_library_engine, upgrade
-from tests.test_library_hostile import unwritable_home
+from tests.library_backends import unwritable_home
 from tests.test_scenarios_page import PAGE, ok, save_as, table, texts
 
 SHEET = "app_pages/plan_sheet.py"

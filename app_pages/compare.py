@@ -65,8 +65,14 @@ fitting_only = flags_col.checkbox("Only GPUs that fit", key="compare.fitting_onl
 
 shown = filter_rows(everything, vendors, min_memory, priced_only, fitting_only)
 shown = sort_rows(pareto_frontier(shown, among="fits_vram"), metric)
+all_columns = st.toggle(
+    "All columns", key="compare.all_columns", help="Price sources, cost bands, failures..."
+)
+table = compare_table.table_frame(shown)
+order = compare_table.column_order(table, all_columns)
 st.dataframe(
-    compare_table.styled(compare_table.table_frame(shown)),
+    compare_table.styled(table),
+    column_order=order,
     column_config=compare_table.TABLE_COLUMNS,
     hide_index=True,
     width="stretch",
@@ -75,7 +81,7 @@ st.dataframe(
 )
 st.download_button(
     "Download CSV",
-    data=safe_csv(shown),
+    data=safe_csv(compare_table.shown_csv_frame(table, order)),  # the columns shown, under their headers
     file_name="gpu-comparison.csv",
     mime="text/csv",
     on_click="ignore",

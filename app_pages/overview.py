@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from planner import plural
 from ui import format as fmt
 from ui.blocks import (
     assumptions,
@@ -18,6 +19,7 @@ from ui.export_box import render_export_box
 from ui.fixes_box import OVERVIEW_FIXES, render_fixes
 from ui.goodput_inputs import goodput_rows
 from ui.methods_link import methods_link
+from ui.plan_banners import greyed, render_plan_warnings
 from ui.team_data import origin_note
 
 st.title("Overview")
@@ -26,6 +28,7 @@ model_note(est, bool(resolved.shape and resolved.shape.is_moe))
 context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
 origin_note(resolved)
 methods_link("time")
+render_plan_warnings(resolved, est)
 
 # One row of three columns holding two figures each: half the layout messages of two rows of columns, which a
 # rerun pays for in the browser (bench/browser_bench.py). Every figure carries a second line, so the rows align.
@@ -41,11 +44,18 @@ n_gpus = resolved.scenario.n_gpus
 figure(
     first,
     "Wall clock",
-    fmt.hours(est.wall_clock_h),
+    greyed(fmt.hours(est.wall_clock_h), est),
     f"range {fmt.band(est.wall_clock_h_low, est.wall_clock_h_high, 'hours')}",
 )
-figure(second, "GPU-hours", fmt.count(est.device_hours, 1), f"wall clock × {n_gpus:,} GPUs")
-figure(third, "Cost", fmt.usd(est.cost_usd), f"range {fmt.band(est.cost_usd_low, est.cost_usd_high)}")
+figure(
+    second, "GPU-hours", greyed(fmt.count(est.device_hours, 1), est), f"wall clock × {plural(n_gpus, 'GPU')}"
+)
+figure(
+    third,
+    "Cost",
+    greyed(fmt.usd(est.cost_usd), est),
+    f"range {fmt.band(est.cost_usd_low, est.cost_usd_high)}",
+)
 with first:
     memory_metric(est)
 # The unit in the label: it fits at 1,100 px.

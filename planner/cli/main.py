@@ -33,6 +33,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     estimate = commands.add_parser("estimate", help="estimate one scenario")
     add_scenario_flags(estimate)
     add_format(estimate)
+    estimate.add_argument(
+        "--all", action="store_true", help="table: every figure under its key, not the grouped summary"
+    )
     commands.add_parser("schema", help="print the scenario's JSON Schema")
     cli_more.add_commands(commands, add_scenario_flags, add_format, argv)
     return parser
@@ -73,6 +76,7 @@ def _estimate(args: argparse.Namespace) -> int:
     scenario = load_scenario(args)  # a bad flag or file is refused before the catalogues are even imported
     from planner.catalogue.catalog import catalogs_from_environment
     from planner.decide.fixes import suggest_fixes
+    from planner.decide.plan_words import human_duration
     from planner.estimate import estimate_resolved
     from planner.post.outputs import PostTrainingFigures
     from planner.resolve import resolve
@@ -88,13 +92,19 @@ def _estimate(args: argparse.Namespace) -> int:
     fixes = suggest_fixes(resolved, cats) if result.fits_vram is False else []
     if args.format == "json" and result.fits_vram is False:
         flat["fixes"] = [fix.to_flat() for fix in fixes]
-    print(render_records([flat], args.format, single=True))
+    if args.format == "table" and not args.all:
+        from planner.cli.cli_summary import summary
+
+        print(summary(resolved, result))
+    else:
+        print(render_records([flat], args.format, single=True))
     if args.format == "table" and result.fits_vram is False:
         print("\nWays to make it fit (best first):" if fixes else "\nNo single change makes it fit.")
         for fix in fixes[:TABLE_FIXES]:
             verdict = "fits" if fix.fits else "still too big"
             print(
-                f"  - {fix.label}: {fix.peak_gib:.2f} GiB per GPU, {verdict}, {fix.wall_clock_h:.3g} h. {fix.note[:1].upper()}{fix.note[1:]}."
+                f"  - {fix.label}: {fix.peak_gib:.2f} GiB per GPU, {verdict}, {human_duration(fix.wall_clock_h)}. "
+                f"{fix.note[:1].upper()}{fix.note[1:]}."
             )
         if len(fixes) > TABLE_FIXES:
             print(f"  ... {len(fixes) - TABLE_FIXES} more with --format json")

@@ -257,6 +257,20 @@ def test_a_query_that_runs_too_long_says_slow_on_postgresql(monkeypatch):
     assert refused.value.kind == "slow" and "did not answer in time" in str(refused.value)
 
 
+def test_postgresql_gets_the_lock_and_statement_timeouts_and_keeps_the_urls_own_options():
+    from tests.library_backends import fresh_postgres_database
+
+    url = fresh_postgres_database()
+    with create_library_engine(url).connect() as connection:
+        assert connection.execute(text("SHOW lock_timeout")).scalar_one() == "30s"
+        assert connection.execute(text("SHOW statement_timeout")).scalar_one() == "1min"
+    own = f"{url}?options=-c%20statement_timeout%3D5s%20-c%20application_name%3Dteam"
+    with create_library_engine(own).connect() as connection:
+        assert connection.execute(text("SHOW statement_timeout")).scalar_one() == "5s"
+        assert connection.execute(text("SHOW application_name")).scalar_one() == "team"
+        assert connection.execute(text("SHOW lock_timeout")).scalar_one() == "30s"
+
+
 def test_unreachable_and_damaged_are_told_apart(tmp_path):
     damaged = tmp_path / "damaged.sqlite3"
     damaged.write_bytes(b"this is not a database, it is a text file of some length" * 20)

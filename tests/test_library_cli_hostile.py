@@ -56,10 +56,10 @@ def _main_line(capsys: pytest.CaptureFixture[str], *args: str) -> str:
         ([b"--name", b"n\xff"], "error: --name: is not valid UTF-8 text"),
     ],
 )
-def test_a_byte_that_is_not_utf8_is_refused_on_save(fresh_library, args, expected):
+def test_a_byte_that_is_not_utf8_is_refused_on_save(library_url, args, expected):
     command: list[str | bytes] = ["plans", "save", "--name", "plan", *args]
-    assert _one_line(_planner(*command)).startswith(expected)
-    assert open_library(fresh_library).count() == 0
+    assert _one_line(_planner(*command, env={"PLANNER_DB_URL": library_url})).startswith(expected)
+    assert open_library(library_url).count() == 0
 
 
 def test_a_search_with_a_byte_that_is_not_utf8_is_refused(fresh_library):
@@ -67,8 +67,9 @@ def test_a_search_with_a_byte_that_is_not_utf8_is_refused(fresh_library):
     assert line.startswith("error: --search: is not valid UTF-8 text")
 
 
-def test_a_tag_an_older_planner_stored_with_a_bad_byte_is_listed(fresh_library):
-    library = open_library(fresh_library)
+def test_a_tag_an_older_planner_stored_with_a_bad_byte_is_listed(library_url, monkeypatch):
+    monkeypatch.setenv("PLANNER_DB_URL", library_url)
+    library = open_library(library_url)
     plan = library.create("tagged", Scenario())
     with library.engine.begin() as connection:
         connection.execute(

@@ -246,15 +246,15 @@ def bench_launch(out: RowWriter, may_start: Callable[[], bool], tiny: bool) -> N
         if _on_gpu():
             torch.cuda.synchronize()
 
-    cases = [("add_tiny", "eager", lambda: x.add_(1)), ("matmul_16x16", "eager", lambda: a @ a),
-             ("linear_16x16", "eager", lambda: torch.nn.functional.linear(a, a)),
-             ("add_tiny", "eager_sync_each", sync_each)]  # fmt: skip
-    for op, mode, call in cases:
+    cases = [("add_tiny", "eager", x, lambda: x.add_(1)), ("matmul_16x16", "eager", a, lambda: a @ a),
+             ("linear_16x16", "eager", a, lambda: torch.nn.functional.linear(a, a)),
+             ("add_tiny", "eager_sync_each", x, sync_each)]  # fmt: skip
+    for op, mode, operand, call in cases:
         if not may_start():
             return
         try:
             seconds = median_time_s(call, n_warmup=50, n_repeats=5, inner=n_ops)
-            out.write(op=f"launch_{op}", variant=mode, dtype=str(a.dtype).removeprefix("torch."), timing=mode,
+            out.write(op=f"launch_{op}", variant=mode, dtype=str(operand.dtype).removeprefix("torch."), timing=mode,
                       median_time_us=seconds * 1e6, us_per_op=seconds * 1e6)  # fmt: skip
         except Exception as exc:
             out.write(op=f"launch_{op}", variant=mode, timing=f"failed: {exc!r}"[:200])

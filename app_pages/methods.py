@@ -17,6 +17,7 @@ from ui.methods_data import (
     sources_table,
 )
 from ui.methods_link import TOPICS, requested_topic
+from ui.methods_multimodal import multimodal
 from ui.methods_post import post_training
 from ui.safe_text import plain
 from ui.state import scenario
@@ -244,6 +245,7 @@ SECTIONS = {
     "cost": cost,
     "energy": energy,
     "post_training": post_training,
+    "multimodal": multimodal,
     "catalogues": catalogues,
     "accuracy": accuracy,
     "version": version,

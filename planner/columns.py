@@ -27,6 +27,7 @@ from typing import Any, Final, TypeVar
 import numpy as np
 
 from planner.formulas.memory.memory_inputs import MemoryInputs
+from planner.multimodal.group import TEXT_ONLY, MultimodalColumns
 from planner.post.group import Column, PostTrainingColumns
 
 
@@ -189,6 +190,7 @@ Group = TypeVar(
     GpuColumns,
     EnergyColumns,
     PostTrainingColumns,
+    MultimodalColumns,
 )
 GROUPS: Final = {
     "model": ModelColumns,
@@ -198,6 +200,7 @@ GROUPS: Final = {
     "gpu": GpuColumns,
     "energy": EnergyColumns,
     "post": PostTrainingColumns,  # post-training (issue 16; planner.post.group)
+    "mm": MultimodalColumns,  # vision-language and diffusion parts (planner.multimodal.group)
 }
 # column name -> its group; names are unique across groups (tests/test_columns.py)
 GROUP_OF: Final = {
@@ -216,6 +219,7 @@ class Columns:
     gpu: GpuColumns
     energy: EnergyColumns
     post: PostTrainingColumns
+    mm: MultimodalColumns = TEXT_ONLY
 
     def replace(self, **changes: Any) -> Columns:
         """A copy with some columns changed: a whole group (`gpu=stacked`) or single columns by name

@@ -13,14 +13,17 @@ from typing import Any
 
 import numpy as np
 
+from planner.catalogue.memory_band import memory_band
 from planner.columns import Columns, memory_inputs
 from planner.failures import with_failures
 from planner.formulas.memory.loading import whole_model
 from planner.formulas.memory.model_states import stage_model_states
 from planner.formulas.memory.peak import MemoryBreakdown, MemoryInputs, max_micro_batch, memory_with_paging
 from planner.formulas.memory.recipes import Method, Recompute
+from planner.formulas.memory.verdict import verdict_outputs
 from planner.formulas.step import collectives, comm, compute, timing
 from planner.formulas.step.offload import OffloadStep
+from planner.multimodal.step import side_flops_per_token, side_step_s, with_side_parts
 from planner.post.step import is_sft, policy_view, post_training_outputs
 from planner.step_parts import (
     adapter_memory_time_s,
@@ -62,7 +65,7 @@ def flops_per_token(c: Columns, causal: int = 1) -> tuple[Any, Any]:
         lay.recompute == Recompute.FULL,
         np.isin(lay.recompute, (Recompute.SELECTIVE, Recompute.SELECTIVE_OP)),
     )
-    return model, hardware
+    return model + (side := side_flops_per_token(c)), hardware + side  # encoders, VAE: planner.multimodal
 
 
 def _step_comm(c: Columns) -> comm.StepComm:
@@ -157,8 +160,7 @@ def device_peak_bytes(c: Columns, breakdown: MemoryBreakdown) -> Any:
 def _memory(c: Columns, memory: Memory, micro_batch_limit: bool) -> Outputs:
     inputs, breakdown = memory
     state_total = _model_state_bytes_total(inputs)
-    shaped = c.model.has_shape > 0
-    nan = np.nan
+    shaped, nan = c.model.has_shape > 0, np.nan
     peak = device_peak_bytes(c, breakdown)
     return {
         "weights_bytes": breakdown.weights_bytes,
@@ -240,7 +242,7 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     a2a_s, expert_at_peak_s = moe_critical_path_s(c)  # the experts' extra time scales with 1 / utilisation
 
     def serial_s(utilisation_frac: Any) -> Any:  # per-step work on the critical path beside the FLOPs
-        return adapter_s + a2a_s + expert_at_peak_s / utilisation_frac
+        return adapter_s + a2a_s + side_step_s(c) + expert_at_peak_s / utilisation_frac
 
     typical = _run(*common, g.utilisation_frac, host, serial_s(g.utilisation_frac))
     io_s = checkpoint_io_s(c)
@@ -278,23 +280,9 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     out["per_device_flops_per_s"] = typical.mfu * g.peak_flops_per_s
     out["cluster_flops_per_s"] = out["per_device_flops_per_s"] * lay.n_gpus
     out["tokens_per_s"] = w.training_tokens / out["wall_clock_s"]
-    out.update(_memory(c, memory, everything))
+    out.update(with_side_parts(c, out | _memory(c, memory, everything)))  # + vision/text encoders, VAE
     out.update(post_training_outputs(c, out, breakdown, inputs))
-    fits = fits_vram(
-        out["peak_bytes"], out["model_state_bytes_total"], out["overhead_bytes"], lay.n_gpus, g.vram_bytes
-    )
-    out["fits_vram"] = np.where(out.pop("generation_fits", 1.0) > 0, fits, 0.0)
+    room = out.pop("generation_fits", 1.0)  # a colocated rollout engine with no room: does not fit
+    out.update(verdict_outputs(out, c.recipe.method, c.layout.n_gpus, c.gpu.vram_bytes, memory_band(), room))
     out.update(money_and_energy(c, out))
     return {**out, **with_failures(c, out)} if everything else out
-
-
-def fits_vram(
-    peak_bytes: Any, state_bytes_total: Any, overhead_bytes: Any, n_gpus: Any, vram_bytes: Any
-) -> Any:
-    """1.0 fits, 0.0 does not, NaN unknown.
-
-    Judged on the peak over the step when the model's shape is known; otherwise on the evenly split model state
-    plus the fixed overhead (the only memory figures a bare parameter count allows, as in the seed).
-    """
-    judged = np.where(np.isnan(peak_bytes), state_bytes_total / n_gpus + overhead_bytes, peak_bytes)
-    return np.where(np.isnan(judged), np.nan, (judged <= vram_bytes).astype(float))

@@ -43,8 +43,9 @@ FLAGS = {
     "paired",  # post-training (issue 16)
     "online",
     "generation_sleeps",
+    "bidirectional",  # diffusion transformers attend over the whole sequence
 }
-CODES = {"method", "recompute", "zero_stage", "objective"}
+CODES = {"method", "recompute", "zero_stage", "objective", "multimodal_kind"}
 DEGREES = {"tp", "pp", "cp", "dp", "ep", "etp", "generation_tp"}
 WIDTHS = {
     "hidden_size", "head_dim", "ffn_hidden_size", "vocab_size", "lora_rank",

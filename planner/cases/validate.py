@@ -34,6 +34,7 @@ from planner.cases.case_file import (
     load_case_file,
 )
 from planner.cases.case_gpu import GpuMatcher
+from planner.cases.case_multimodal import is_multimodal, multimodal_case
 from planner.cases.case_predict import predict_case
 from planner.cases.case_row import MEMORY_UNITS, TIME_UNITS, CaseFacts, case_scenario
 from planner.cases.case_scoring import (
@@ -63,6 +64,7 @@ CATEGORY_UNITS = {
     "throughput": (*TIME_UNITS, "tflops_per_gpu_peak_claim"),
     "time": (*TIME_UNITS, "tflops_per_gpu_peak_claim"),
     "energy": ("gpu_hours", *ENERGY_CHAIN_UNITS),
+    "multimodal": (*MEMORY_UNITS, "gb_upper_bound_per_gpu", *TIME_UNITS),  # vision-language, diffusion
 }
 POST_GROUP = "post_training"  # rows whose method is a preference or RL objective (issue 16)
 ROW_KEYS = ("case_id", "category", "predicted", "measured", "measured_unit", "rel_error", "skipped_reason")
@@ -152,7 +154,7 @@ def _case(row: dict[str, str], cats: Catalogs, gpus: GpuMatcher) -> Case | str:
     if unit not in CATEGORY_UNITS[category]:
         return f"measured_unit {unit!r} is not predicted for category {category!r}"
     view = {**row, "measured_unit": "gpu_hours"} if unit in ENERGY_CHAIN_UNITS else row
-    made = case_scenario(view, cats, gpus)
+    made = multimodal_case(view, gpus) if is_multimodal(view) else case_scenario(view, cats, gpus)
     if isinstance(made, str):
         return f"GPU-hours cannot be predicted: {made}" if view is not row else made
     gpu = gpus.match(made[0].gpu)

@@ -1,0 +1,103 @@
+"""The parts beside the main transformer inside `planner.evaluate`: their FLOPs, memory and transfer time.
+
+Three seams, each a few lines in `evaluate`: `side_flops_per_token` adds the encoders' (and, for a diffusion
+transformer, the non-causal half of attention's) FLOPs to the main transformer's per token, so the time path
+runs unchanged on the sum; `side_step_s` is the per-step time of offloaded text encoders' weights crossing
+PCIe, on the critical path like the other serial work; `with_side_parts` adds the parts' bytes to the peak.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from planner.columns import Columns
+from planner.formulas.memory.model_states import zero_shard_degree
+from planner.formulas.step.comm import BYTES_PER_GB, effective_pcie_gb_per_s
+from planner.formulas.step.compute import ATTENTION_TRAINING_OVER_FORWARD, attention_fwd_flops_per_token
+from planner.formulas.units import SECONDS_PER_HOUR
+from planner.multimodal.group import TEXT
+
+Outputs = dict[str, Any]
+
+
+def is_text(c: Columns) -> bool:
+    return bool(np.all(np.asarray(c.mm.multimodal_kind) == TEXT))
+
+
+def side_flops_per_token(c: Columns) -> Any:
+    """Extra training FLOPs per main-transformer token: the side parts' per example ÷ tokens per example, and
+    for bidirectional attention the half of QKᵀ and A·V that the causal count leaves out."""
+    m, mm = c.model, c.mm
+    causal_half = attention_fwd_flops_per_token(
+        m.n_layers, m.n_heads, m.head_dim, c.workload.seq_len_tokens, 1
+    )
+    attention = ATTENTION_TRAINING_OVER_FORWARD * causal_half * mm.bidirectional
+    return mm.n_side_flops_per_example / c.workload.tokens_per_example + attention
+
+
+def side_step_s(c: Columns) -> Any:
+    """Offloaded text encoders move onto the GPU for each micro-batch's captions (diffusers' model CPU offload)."""
+    moved = c.mm.text_encoder_stream_bytes * c.layout.n_micro_batches
+    return moved / (effective_pcie_gb_per_s(c.gpu.pcie_gb_per_s) * BYTES_PER_GB)
+
+
+def _vision_bytes(c: Columns) -> Any:
+    """Vision encoder + projector on one GPU: frozen weights whole; trained ones with their gradients and
+    optimizer states, sharded by the same ZeRO stage as the language model; the encoder's saved activations
+    for the images of one micro-batch."""
+    mm, r, lay, w = c.mm, c.recipe, c.layout, c.workload
+    shard = zero_shard_degree(lay.dp, lay.hybrid_shard, lay.n_gpus_per_node, lay.tp, lay.pp, lay.cp)
+    z = lay.zero_stage
+    weights_div, grads_div, states_div = (np.where(z >= k, shard, 1.0) for k in (3, 2, 1))
+    adapters = mm.n_vision_trainable_params - mm.n_vision_full_params
+    weights = (mm.n_vision_full_params / weights_div + adapters) * r.weight_bytes_per_param
+    states = mm.n_vision_trainable_params * (
+        r.grad_bytes_per_param / grads_div
+        + (r.master_bytes_per_param + r.optimizer_bytes_per_param) / states_div
+    )
+    examples_per_seq = np.where(w.packing > 0, np.maximum(w.seq_len_tokens / w.tokens_per_example, 1.0), 1.0)
+    images = lay.micro_batch_seqs * examples_per_seq * mm.n_images_per_example
+    activations = mm.vision_patch_activation_bytes * mm.n_image_patches_max * images
+    return mm.vision_frozen_weight_bytes + weights + states + activations
+
+
+def with_side_parts(c: Columns, out: Outputs) -> Outputs:
+    """`out` (the memory figures) with the parts' bytes per GPU added to the allocated, reserved and device
+    peaks (they are resident through the whole step) and the multimodal figures (NaN for a text model)."""
+    mm, lay = c.mm, c.layout
+    if is_text(c):
+        return {**out, **dict.fromkeys(NEW_KEYS, np.nan)}
+    vision = _vision_bytes(c)
+    side = vision + mm.text_encoder_bytes + mm.vae_bytes
+    reserved = side * (1.0 + lay.fragmentation_frac)
+    tokens_per_s = out["tokens_per_s"]
+    per_example = c.workload.tokens_per_example
+    epoch_s = out["wall_clock_s"] / mm.n_epochs
+    return {
+        **out,
+        "vision_encoder_bytes": vision,
+        "text_encoders_bytes": mm.text_encoder_bytes + 0.0 * side,
+        "vae_bytes": mm.vae_bytes + 0.0 * side,
+        "fragmentation_bytes": out["fragmentation_bytes"] + side * lay.fragmentation_frac,
+        "allocated_peak_bytes": out["allocated_peak_bytes"] + side,
+        "reserved_peak_bytes": out["reserved_peak_bytes"] + reserved,
+        "peak_bytes": out["peak_bytes"] + reserved,
+        "headroom_bytes": out["headroom_bytes"] - reserved,
+        "image_tokens_per_example": mm.n_image_tokens_per_example + 0.0 * side,
+        "sequence_tokens_per_example": per_example + 0.0 * side,
+        "images_per_s": tokens_per_s / per_example * mm.n_images_per_example,
+        "epoch_wall_clock_s": epoch_s,
+        # one pass of this run at its price (the experiments multiplier and failures left out)
+        "epoch_cost_usd": epoch_s * lay.n_gpus * c.gpu.usd_per_gpu_hour / SECONDS_PER_HOUR,
+        "n_params_all_parts": c.model.n_params + mm.n_side_params,
+        "side_transfer_s": side_step_s(c) * out["n_steps"],
+    }
+
+
+NEW_KEYS = (
+    "vision_encoder_bytes", "text_encoders_bytes", "vae_bytes", "image_tokens_per_example",
+    "sequence_tokens_per_example", "images_per_s", "epoch_wall_clock_s", "n_params_all_parts", "side_transfer_s",
+    "epoch_cost_usd",
+)  # fmt: skip

@@ -130,6 +130,7 @@ _PUBLIC_MODULES = {
         "with_sequence_length",
     ),
     "planner.results": ("Estimate",),
+    "planner.trace.scope": ("TRACE_ENABLE_HINT", "trace_available", "trace_refusal"),
     "planner.views": ("co2e_by_region", "energy_components", "memory_components", "step_timeline"),
     "planner.library.connect": ("DB_URL_ENV", "LibraryUnavailable", "library_url"),
     "planner.library.opening": ("open_library",),
@@ -170,9 +171,7 @@ if TYPE_CHECKING:
     from planner.catalogue.catalog_tables import MAX_SNAPSHOT_ID_CHARS, SNAPSHOT_ID, snapshot_date
     from planner.catalogue.models import preset_names
     from planner.catalogue.paths import bundle_dir, bundled_data_dir
-    from planner.decide.compare import (
-        MAX_GPUS as COMPARE_MAX_GPUS,
-    )
+    from planner.decide.compare import MAX_GPUS as COMPARE_MAX_GPUS
     from planner.decide.compare import (
         OVERRIDE_FIELDS,
         SORT_METRICS,
@@ -267,6 +266,7 @@ if TYPE_CHECKING:
         with_sequence_length,
     )
     from planner.results import Estimate
+    from planner.trace.scope import TRACE_ENABLE_HINT, trace_available, trace_refusal
     from planner.views import co2e_by_region, energy_components, memory_components, step_timeline
 
 

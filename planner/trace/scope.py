@@ -20,8 +20,10 @@ from planner.inputs.scenario import Scenario
 from planner.model.shape import ModelShape
 
 TRACE_PACKAGES = ("torch", "transformers", "peft")
-ENABLE_HINT = "install the optional extra: pip install '.[trace]' (torch CPU build, transformers, peft)"
+TRACE_ENABLE_HINT = "install the optional extra: pip install '.[trace]' (torch CPU build, transformers, peft)"
 TRACED_FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "gemma2")
+# transformers refuses SDPA for Gemma 2 (attention logit soft-capping): eager attention only on fake CPU tensors
+EAGER_ONLY_FAMILIES = ("gemma2",)
 TRACED_OPTIMIZERS = ("adamw", "sgd", "sgd_momentum")
 TRACED_PRECISIONS = ("bf16_mixed", "fp16_mixed", "bf16_pure", "fp32")
 
@@ -41,7 +43,16 @@ def trace_available() -> bool:
 def require_packages() -> None:
     missing = missing_packages()
     if missing:
-        raise TraceUnavailable("trace", f"needs {', '.join(missing)}: {ENABLE_HINT}")
+        raise TraceUnavailable("trace", f"needs {', '.join(missing)}: {TRACE_ENABLE_HINT}")
+
+
+def trace_refusal(s: Scenario, shape: ModelShape | None) -> str | None:
+    """Why the trace cannot follow this plan, in one sentence naming the input; None when it can."""
+    try:
+        check_traceable(s, shape)
+    except PlannerError as err:
+        return err.describe()
+    return None
 
 
 def check_traceable(s: Scenario, shape: ModelShape | None) -> ModelShape:
@@ -56,6 +67,10 @@ def check_traceable(s: Scenario, shape: ModelShape | None) -> ModelShape:
     if shape.family not in TRACED_FAMILIES:
         raise PlannerError("model", "no traced modeling code for this family", value=shape.family,
                            allowed=", ".join(TRACED_FAMILIES))  # fmt: skip
+    if shape.family in EAGER_ONLY_FAMILIES and s.flash_attention:
+        raise PlannerError("flash_attention", "Gemma 2's soft-capped attention has no SDPA path in transformers "
+                           "(its flash kernel needs CUDA): trace it with flash attention off", value=True,
+                           allowed="false", related=("model",))  # fmt: skip
     _check_choice("method", s.method, ("full", "lora"), "QLoRA's 4-bit kernels have no fake-tensor version")
     _check_choice("optimizer", s.optimizer, TRACED_OPTIMIZERS, "its states live outside torch.optim")
     _check_choice("precision", s.precision, TRACED_PRECISIONS, "fp8 kernels are not traced")

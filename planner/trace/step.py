@@ -25,7 +25,7 @@ from planner.trace.tracker import StorageTracker
 
 OUTPUT_LABEL = "logits and loss"  # what the top module computes after its last layer: HF's loss
 BACKWARD_LABEL = "backward temporaries"
-_LAYER_INDEX = re.compile(r"\.layers\.\d+\.")
+_LAYER_INDEX = re.compile(r"\.layers\.\d+(?=\.|$)")
 _ROOTS = ("", "base_model", "base_model.model")  # the causal-LM module (PEFT wraps it twice)
 _WRAPPERS = ("base_model.model.", "_checkpoint_wrapped_module.", ".default")
 
@@ -47,7 +47,7 @@ def module_label(name: str) -> str:
         return OUTPUT_LABEL
     for wrapper in _WRAPPERS:
         name = name.replace(wrapper, "")
-    return _LAYER_INDEX.sub(".layers.*.", name) or OUTPUT_LABEL
+    return _LAYER_INDEX.sub(".layers.*", name) or OUTPUT_LABEL
 
 
 def label_modules(model: nn.Module, tracker: StorageTracker) -> list[Any]:

@@ -24,6 +24,7 @@ from planner import TRACE_ENABLE_HINT, Resolved, trace_available, trace_refusal
 from ui import format as fmt
 from ui.blocks import breakdown_table
 from ui.safe_text import plain
+from ui.state import LABELS_KEY
 
 TRACE_TIMEOUT_S = 180  # an 8B model traces in 10-40 s on 2 busy cores; a 70B one may take minutes
 _RESULTS = "trace.results"  # session key: plan hash -> the trace's JSON object or {"error": message}
@@ -57,8 +58,9 @@ def render_trace(resolved: Resolved) -> None:
         )
         return
     refusal = trace_refusal(resolved.scenario, resolved.shape)
-    if refusal is not None:
-        st.caption(f"This plan cannot be traced: {plain(refusal)}.")
+    if refusal is not None:  # named by the widget's label, as every input message of the app
+        named = refusal.describe(st.session_state.get(LABELS_KEY, {}).get(refusal.field, refusal.field))
+        st.caption(f"This plan cannot be traced: {plain(named)}.")
         return
     # the shape travels in the file, so a model from a team or uploaded catalogue traces too
     scenario_json = resolved.scenario.updated(model_shape=resolved.shape).model_dump_json()

@@ -33,7 +33,15 @@ class TraceUnavailable(PlannerError):
 
 
 def missing_packages() -> list[str]:
-    return [name for name in TRACE_PACKAGES if importlib.util.find_spec(name) is None]
+    """The trace's packages Python cannot find (without importing them: torch takes seconds to import)."""
+    return [name for name in TRACE_PACKAGES if not _findable(name)]
+
+
+def _findable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a finder that refuses the name, or a module set to None
+        return False
 
 
 def trace_available() -> bool:
@@ -46,12 +54,12 @@ def require_packages() -> None:
         raise TraceUnavailable("trace", f"needs {', '.join(missing)}: {TRACE_ENABLE_HINT}")
 
 
-def trace_refusal(s: Scenario, shape: ModelShape | None) -> str | None:
-    """Why the trace cannot follow this plan, in one sentence naming the input; None when it can."""
+def trace_refusal(s: Scenario, shape: ModelShape | None) -> PlannerError | None:
+    """Why the trace cannot follow this plan (the input and the reason); None when it can."""
     try:
         check_traceable(s, shape)
     except PlannerError as err:
-        return err.describe()
+        return err
     return None
 
 

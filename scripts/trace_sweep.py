@@ -46,24 +46,24 @@ def _by_recipe(rows: list[dict[str, Any]]) -> list[str]:
         "| method | recompute | plans | within ±10 % | median error | worst |",
         "|:--|:--|--:|--:|--:|--:|",
     ]
-    for (method, recompute), errors in sorted(groups.items()):
+    for (gpus, method, recompute), errors in sorted(groups.items()):
         inside = sum(abs(e) <= TOLERANCE_FRAC for e in errors)
         worst = min(errors, key=lambda e: -abs(e))
         lines.append(
-            f"| {method} | {recompute} | {len(errors)} | {inside} | {statistics.median(errors):+.1%} | {worst:+.1%} |"
+            f"| {gpus} | {method} | {recompute} | {len(errors)} | {inside} | {statistics.median(errors):+.1%} | {worst:+.1%} |"
         )
     return lines
 
 
 def _table(rows: list[dict[str, Any]]) -> list[str]:
     head = (
-        "| id | model (cut) | method | recompute | b × s | optimizer | accum | traced MiB (phase) | formula MiB "
-        "(phase) | error | states t/f | activations t/f | logits+loss t/f |"
+        "| id | model (cut) | GPUs | method | recompute | b × s | optimizer | accum | traced MiB (phase) | "
+        "formula MiB (phase) | error | states t/f | activations t/f | logits+loss t/f |"
     )
-    lines = [head, "|" + "--|" * 13]
+    lines = [head, "|" + "--|" * 14]
     for r in rows:
         lines.append(
-            f"| {r['id']} | {r['model']} | {r['method']} | {r['recompute']} | {r['micro_batch']} × {r['seq_len']} "
+            f"| {r['id']} | {r['model']} | {r['n_gpus']} | {r['method']} | {r['recompute']} | {r['micro_batch']} × {r['seq_len']} "
             f"| {r['optimizer']} | {r['grad_accum']} | {r['traced_bytes'] / MIB:.1f} ({r['traced_phase']}) "
             f"| {r['formula_bytes'] / MIB:.1f} ({r['formula_phase']}) | {r['rel_error']:+.1%} "
             f"| {r['traced_states_bytes'] / MIB:.1f}/{r['formula_states_bytes'] / MIB:.1f} "

@@ -84,6 +84,24 @@ def test_recompute_lowers_the_forward_peak_and_accumulation_keeps_gradients():
     assert 2 * TOY_PARAMS <= gained <= 2 * TOY_PARAMS + 512 * TOY_TENSORS
 
 
+def test_fsdp_shards_the_states_over_the_fake_ranks():
+    """rank 0 of n under FSDP2 holds 1/n of the bf16 weights (2 B) and the fp32 master copy (4 B): from 2 to 4
+    GPUs the forward peak falls by 6 N (1/2 - 1/4), from 4 to 8 by 6 N (1/4 - 1/8) (SGD: no other state)."""
+    from planner.trace.traced import trace_plan
+
+    cats = default_catalogs()
+    forward = {
+        n: trace_plan(toy(method="full", optimizer="sgd").updated(n_gpus=n), cats).traced_phase_peak_gib[
+            "forward"
+        ]
+        for n in (2, 4, 8)
+    }
+    assert (forward[2] - forward[4]) * GIB == pytest.approx(6 * TOY_PARAMS / 4, rel=0.02)
+    assert (forward[4] - forward[8]) * GIB == pytest.approx(6 * TOY_PARAMS / 8, rel=0.02)
+    report = trace_plan(toy(method="full").updated(n_gpus=4), cats)
+    assert any("FSDP2" in note and "formulas" in note for note in report.notes)
+
+
 def test_the_cli_traces_llama_8b_lora_on_one_gpu():
     """The acceptance command. Its optimizer phase is arithmetic: 8,030,261,248 bf16 base weights (2 B) plus
     41,943,040 fp32 LoRA parameters (rank 16 on q, k, v, o, gate, up, down of 32 layers: 16 x (8,192 + 5,120
@@ -107,7 +125,8 @@ def test_the_cli_traces_llama_8b_lora_on_one_gpu():
     [
         (["--method", "qlora", "--devices", "1"], "--method"),
         (["--model", "Mixtral 8x7B", "--devices", "1"], "--model"),
-        (["--devices", "8"], "--devices"),
+        (["--devices", "8", "--zero-stage", "2"], "--zero-stage"),
+        (["--devices", "8", "--tp", "2"], "--tp"),
         (["--optimizer", "adamw_8bit", "--devices", "1"], "--optimizer"),
         (["--model", "GPT-2 small", "--devices", "1"], "--model"),
         (["--model", "Gemma 2 2B", "--devices", "1"], "--model"),

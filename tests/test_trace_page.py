@@ -12,12 +12,13 @@ TOY = ModelShape(name="toy", family="llama", vocab_size=512, hidden_size=128, n_
                  head_dim=32, ffn_hidden=384, context_len=4096)  # fmt: skip
 
 
-def test_a_plan_on_eight_gpus_says_why_it_cannot_be_traced(app):
+def test_a_tensor_parallel_plan_says_why_it_cannot_be_traced(app):
     require_trace_extra()
+    app.session_state["scenario"] = Scenario(n_gpus=8, tp=2)
     app.switch_page(MEMORY).run()
     assert not app.exception
     notes = [c.value for c in app.caption if "cannot be traced" in c.value]
-    assert len(notes) == 1 and "one GPU" in notes[0], notes
+    assert len(notes) == 1 and "tensor, pipeline and context parallelism" in notes[0], notes
     assert not [b for b in app.button if b.key == "trace.run"]
 
 

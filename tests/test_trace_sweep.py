@@ -1,6 +1,7 @@
-"""The trace as an instrument: 108 small plans (real models' shapes cut to two layers) traced against the formulas.
+"""The trace as an instrument: 132 small plans (real models' shapes cut to two layers; 24 of them on 2 and 8 GPUs
+under FSDP2) traced against the formulas.
 
-The sweep runs once for the module (two to four minutes on two cores). What must hold now:
+The sweep runs once for the module (two to four minutes on two free cores). What must hold now:
 - every plan traces (no refusal, no failure) and the sweep has at least 100 plans;
 - where the optimizer step is the peak of both (full training, AdamW, no accumulation), the two agree
   within 1 %: the model-state arithmetic (bf16 weights and gradients, fp32 master, AdamW states, the fp32
@@ -32,6 +33,7 @@ def rows() -> list[dict[str, Any]]:
 
 def test_every_plan_of_the_sweep_traces(rows):
     assert len(rows) >= 100
+    assert {r["n_gpus"] for r in rows} == {1, 2, 8}
     assert {r["method"] for r in rows} == {"full", "lora"}
     assert {r["recompute"] for r in rows} == {"none", "full", "selective_op"}
     assert len({r["model"] for r in rows}) == 6

@@ -6,9 +6,9 @@ does on one device. It refuses, with the field and the reason, what it would hav
   torchao kernels), 8-bit, paged and Adafactor optimizers (their states live outside torch.optim);
 - mixture-of-experts models (routing decides at run time which expert gets how many tokens) and families
   whose modeling code is not wired here;
-- more than one GPU with sharding, tensor, pipeline, context or expert parallelism (collectives over a fake
-  process group are not traced here), offloading, optimizer-in-backward and fused cross-entropy (kernels
-  outside the Hugging Face model code).
+- tensor, pipeline, context or expert parallelism, ZeRO-1/2 and hybrid sharding (several GPUs are traced only
+  as FSDP FULL_SHARD over a fake process group, `planner.trace.sharded`), offloading, optimizer-in-backward
+  and fused cross-entropy (kernels outside the Hugging Face model code).
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ TRACE_ENABLE_HINT = "install the optional extra: pip install '.[trace]' (torch C
 TRACED_FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "gemma2")
 # transformers refuses SDPA for Gemma 2 (attention logit soft-capping): eager attention only on fake CPU tensors
 EAGER_ONLY_FAMILIES = ("gemma2",)
+# A rank's shard is 1/n of each block; past 1,024 ranks a shard of a small test model is a few elements and
+# nothing is learnt that 1,024 does not show.
+MAX_TRACED_GPUS = 1024
 TRACED_OPTIMIZERS = ("adamw", "sgd", "sgd_momentum")
 TRACED_PRECISIONS = ("bf16_mixed", "fp16_mixed", "bf16_pure", "fp32")
 
@@ -82,9 +85,7 @@ def check_traceable(s: Scenario, shape: ModelShape | None) -> ModelShape:
     _check_choice("method", s.method, ("full", "lora"), "QLoRA's 4-bit kernels have no fake-tensor version")
     _check_choice("optimizer", s.optimizer, TRACED_OPTIMIZERS, "its states live outside torch.optim")
     _check_choice("precision", s.precision, TRACED_PRECISIONS, "fp8 kernels are not traced")
-    if s.n_gpus > 1:
-        raise PlannerError("n_gpus", "the trace follows one GPU: sharded and parallel layouts are not traced",
-                           value=s.n_gpus, allowed="1")  # fmt: skip
+    _check_layout(s)
     for name in ("offload_optimizer", "offload_params", "offload_activations", "optimizer_in_backward",
                  "fused_cross_entropy", "dropout"):  # fmt: skip
         if getattr(s, name):
@@ -94,6 +95,20 @@ def check_traceable(s: Scenario, shape: ModelShape | None) -> ModelShape:
         raise PlannerError("recompute", "attention-score recompute without flash attention is not traced",
                            value=s.recompute, related=("flash_attention",))  # fmt: skip
     return shape
+
+
+def _check_layout(s: Scenario) -> None:
+    """One GPU, or FSDP FULL_SHARD (ZeRO-3) over data parallelism only (planner.trace.sharded)."""
+    for name in ("tp", "pp", "cp"):
+        if getattr(s, name) > 1:
+            raise PlannerError(name, "tensor, pipeline and context parallelism are not traced", value=getattr(s, name),
+                               allowed="1")  # fmt: skip
+    if s.n_gpus > 1 and (s.zero_stage != 3 or s.hybrid_shard):
+        raise PlannerError("zero_stage", "on several GPUs only FSDP FULL_SHARD (ZeRO-3) is traced", value=s.zero_stage,
+                           allowed="3 without hybrid sharding, or 1 GPU", related=("n_gpus",))  # fmt: skip
+    if s.n_gpus > MAX_TRACED_GPUS:
+        raise PlannerError("n_gpus", "too many ranks for a fake process group", value=s.n_gpus,
+                           allowed=f"1-{MAX_TRACED_GPUS}")  # fmt: skip
 
 
 def _check_choice(field: str, value: str, allowed: tuple[str, ...], why: str) -> None:

@@ -5,7 +5,8 @@ Each configuration is a real model's shape (Llama, Mistral, Qwen, Gemma presets 
 the MLP width over the hidden width, and the vocabulary scaled by the same factors as the layer stack
 (width x depth), so the logits weigh against the layers about as they do in the full model. Then every
 recipe (full, LoRA; no, full and op-level recompute), three micro-batch x sequence-length points, and for
-full training AdamW fused, AdamW foreach and SGD in turn, with gradient accumulation on every fourth plan.
+full training AdamW fused, AdamW foreach and SGD in turn, with gradient accumulation on every fourth plan;
+then each model's full and LoRA plan at micro-batch 2 x 512 again on 2 and 8 GPUs under FSDP2 (24 plans).
 Gemma 2 runs with flash attention off (transformers has no SDPA path for its soft-capped attention).
 Each trace takes well under a second. `scripts/trace_sweep.py` writes the table of docs/trace-vs-formula.md;
 tests/test_trace_sweep.py holds the formulas to it.
@@ -20,7 +21,7 @@ from planner.catalogue.catalog import Catalogs
 from planner.inputs.scenario import Scenario
 from planner.model.shape import ModelShape
 from planner.trace.scope import EAGER_ONLY_FAMILIES, check_traceable
-from planner.trace.traced import formula_allocated
+from planner.trace.traced import formula_allocated, with_formula_step
 
 SWEEP_MODELS = ("Llama 3.1 8B", "Llama 3.2 1B", "Mistral 7B v0.3", "Qwen2.5 7B", "Qwen3 8B", "Gemma 2 2B")
 RECIPES = (
@@ -32,6 +33,7 @@ RECIPES = (
     ("lora", "selective_op"),
 )
 BATCH_POINTS = ((1, 256), (2, 512), (4, 128))  # (micro-batch, sequence length)
+SHARDED_GPUS = (2, 8)  # FSDP2 FULL_SHARD degrees traced over a fake process group (planner.trace.sharded)
 FULL_OPTIMIZERS = (("adamw", False), ("adamw", True), ("sgd", False))  # (optimizer, foreach)
 SMALL_LAYERS = 2
 SMALL_HIDDEN = 256
@@ -91,7 +93,16 @@ def sweep_scenarios(cats: Catalogs) -> list[tuple[str, Scenario]]:
             flash_attention=shape.family not in EAGER_ONLY_FAMILIES,
         )
         plans.append((f"{index:03d}", scenario))
-    return plans
+    return plans + _sharded_plans(plans, cats)
+
+
+def _sharded_plans(plans: list[tuple[str, Scenario]], cats: Catalogs) -> list[tuple[str, Scenario]]:
+    """Each model's first full and first LoRA plan again under FSDP2 over SHARDED_GPUS fake ranks."""
+    out = []
+    firsts = [s for _, s in plans if s.recompute == "none" and s.micro_batch == 2]
+    for s, n_gpus in itertools.product(firsts, SHARDED_GPUS):
+        out.append((f"{len(plans) + len(out):03d}", s.updated(n_gpus=n_gpus, zero_stage=3, grad_accum=1)))
+    return out
 
 
 def sweep_row(case_id: str, s: Scenario, cats: Catalogs) -> dict[str, Any]:
@@ -100,7 +111,7 @@ def sweep_row(case_id: str, s: Scenario, cats: Catalogs) -> dict[str, Any]:
 
     resolved, out = formula_allocated(s, cats)
     shape = check_traceable(s, resolved.shape)
-    phases, labels = traced_step(s, shape, resolved.seq_len)
+    phases, labels = with_formula_step(s, out, *traced_step(s, shape, resolved.seq_len))
     phase = max(phases, key=lambda name: phases[name])
     at_peak = labels[phase]
     states = sum(v for k, v in at_peak.items() if k in STATE_LABELS)
@@ -112,6 +123,7 @@ def sweep_row(case_id: str, s: Scenario, cats: Catalogs) -> dict[str, Any]:
     return {
         "id": case_id,
         "model": shape.name.removesuffix(" (cut)"),
+        "n_gpus": s.n_gpus,
         "method": s.method,
         "recompute": s.recompute,
         "micro_batch": s.micro_batch,

@@ -149,6 +149,14 @@ def optimizer_foreach(cell: str) -> bool:
     return "(torch" in low and not any(word in low for word in others)
 
 
+def hf_eager_code(row: Mapping[str, Any]) -> bool:
+    """Scenario.hf_eager_code: the row ran Hugging Face transformers or PEFT modelling code (its source, url or
+    notes name them) and says nothing of torch.compile, which would fuse the norms and the gated activation."""
+    low = f"{text(row, 'source')} {text(row, 'url')} {text(row, 'notes')}".lower()
+    named = any(word in low for word in ("peft", "hugging face", "huggingface", "transformers", "trl"))
+    return named and "compile" not in low
+
+
 def power_capped(gpu_cell: str) -> bool:
     """A GPU run below its datasheet clocks ("500W power limit"): its rates follow the limit."""
     low = gpu_cell.lower()

@@ -17,7 +17,7 @@ SHAPE = {"hidden": 512, "n_heads": 8, "n_kv_heads": 2, "head_dim": 64, "ffn_hidd
 ALL_LINEAR = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 
-def saved_storages(targets: list[str] | None, frozen: bool) -> Counter:
+def saved_storages(targets: list[str] | None, frozen: bool, autocast: bool = False) -> Counter:
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -47,20 +47,25 @@ def saved_storages(targets: list[str] | None, frozen: bool) -> Counter:
 
     layer.register_forward_pre_hook(lambda *_: active.__setitem__(0, True))
     layer.register_forward_hook(lambda *_: active.__setitem__(0, False))
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+    with (
+        torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor),
+        torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast),
+    ):
         model(input_ids=torch.randint(0, 256, (1, SHAPE["seq_len"])))
     return Counter(inside.values())
 
 
 def main() -> None:
     out = {}
-    for name, targets, frozen in (
-        ("full", None, False),
-        ("frozen_base", None, True),
-        ("lora_q_v", ["q_proj", "v_proj"], True),
-        ("lora_all_linear", ALL_LINEAR, True),
+    for name, targets, frozen, autocast in (
+        ("full", None, False, False),
+        ("frozen_base", None, True, False),
+        ("lora_q_v", ["q_proj", "v_proj"], True, False),
+        ("lora_all_linear", ALL_LINEAR, True, False),
+        ("lora_all_linear_autocast", ALL_LINEAR, True, True),
+        ("frozen_base_autocast", None, True, True),
     ):
-        counts = saved_storages(targets, frozen)
+        counts = saved_storages(targets, frozen, autocast)
         total = sum(n * k for (n, _, _), k in counts.items())
         out[name] = {
             "bytes_per_token": total / SHAPE["seq_len"],

@@ -31,7 +31,7 @@ def read_precision(cell: str) -> str | None:
         return None
     if "fp8" in low or "float8" in low:
         return "fp8_mixed"
-    if "pure" in low:
+    if "pure" in low and "autocast" not in low:  # autocast over a 16-bit base is mixed precision
         return "bf16_pure"
     if (
         "fp16" in low or "16-bit" in low

@@ -17,9 +17,11 @@ tuners/lora/layer.py:
   output, and the trainable down projection keeps the product: 4 F-wide tensors against the formulas' 3 (one
   more F·e per token, full fine-tuning). With a frozen down projection the product is not kept: 3, as counted.
 - PEFT's LoRA layer casts each adapter's input to the adapter's dtype (`_cast_input_dtype`), and adapters are
-  fp32 by default (`autocast_adapter_dtype=True`), so every adapted matrix keeps its own fp32 copy of its input
-  (4·d_in bytes per token; q, k and v each make one) and A's fp32 output (4·r where the formulas count e·r).
-  With adapter dropout the dropped copy the formulas count at e bytes is that fp32 copy.
+  fp32 by default (`autocast_adapter_dtype=True`), so every adapted matrix keeps its own copy of its input
+  (d_in elements per token; q, k and v each make one) and A's output: in fp32 when the model runs without
+  autocast (a pure 16-bit recipe), in the e-byte autocast dtype under mixed precision, where autocast casts the
+  fp32 copy back before A's matmul and the matmul keeps that cast (measured both ways). With adapter dropout the
+  dropped copy the formulas count at e bytes is that copy.
 The norm and MLP terms apply to models with gated MLPs (`n_mlp_matrices` 3: Llama, Mistral, Qwen, Gemma and T5
 v1.1 families), which all use an RMS norm that upcasts; GeLU models (GPT-2, BLOOM, OPT) use LayerNorm, which
 keeps its e-byte input, and an ungated MLP, as the formulas count.
@@ -58,9 +60,12 @@ def _peft_bytes_per_token(p: MemoryInputs) -> FloatOrArray:
     """PEFT's fp32 input copy and fp32 A output of every adapted matrix of a layer, beyond what
     `lora_adapter_bytes` counts (its e-byte A outputs and, with dropout, e-byte dropped copies)."""
     e = p.activation_bytes
+    copy = select(
+        np.asarray(p.master_bytes) > 0, e, FP32_BYTES
+    )  # autocast (mixed precision) or fp32 adapters
     column_inputs = (3.0 + p.lora_all_linear * (p.n_mlp_matrices - 1.0)) * p.hidden
     column_inputs = column_inputs / select(p.sequence_parallel, p.tp, 1.0)
     row_inputs = (p.n_heads * p.head_dim + p.lora_all_linear * p.ffn_hidden) / p.tp
     n_matrices = 4.0 + p.lora_all_linear * p.n_mlp_matrices
-    copies = (column_inputs + row_inputs) * (FP32_BYTES - p.lora_dropout * e)
-    return copies + n_matrices * p.lora_rank * (FP32_BYTES - e)
+    copies = (column_inputs + row_inputs) * (copy - p.lora_dropout * e)
+    return copies + n_matrices * p.lora_rank * (copy - e)

@@ -21,15 +21,22 @@ from planner.formulas.memory.recipes import Method
 from planner.inputs.scenario import Scenario
 
 ROTARY = 256.0  # cos and sin, shared by every layer
-MEASURED = {"full": 25384.0, "frozen_base": 17704.0, "lora_q_v": 21864.0, "lora_all_linear": 37384.0}
+MEASURED = {
+    "full": 25384.0,
+    "frozen_base": 17704.0,
+    "lora_q_v": 21864.0,
+    "lora_all_linear": 37384.0,
+    "lora_all_linear_autocast": 27864.0,  # under torch.autocast bf16: 16-bit copies (+ the adapters' weight casts)
+}
 SHAPE = dict(hidden=512, n_heads=8, n_kv_heads=2, head_dim=64, ffn_hidden=1792, n_mlp_matrices=3, vocab=256)
 SEQ = 512
 
 
-def inputs(method: Method, all_linear: float = 0.0) -> MemoryInputs:
+def inputs(method: Method, all_linear: float = 0.0, master_bytes: float = 0.0) -> MemoryInputs:
+    """The measured layer; master_bytes 0: a pure bf16 recipe, no autocast (the measurement without autocast)."""
     return MemoryInputs(
         n_params=1e7, n_embedding_params=0.0, n_head_params=0.0, n_layers=1, seq_len=SEQ, method=float(method),
-        lora_rank=8.0, lora_all_linear=all_linear, hf_eager_code=1.0, **SHAPE,
+        lora_rank=8.0, lora_all_linear=all_linear, hf_eager_code=1.0, master_bytes=master_bytes, **SHAPE,
     )  # fmt: skip
 
 
@@ -71,6 +78,11 @@ def test_peft_adapters_keep_fp32_input_copies():
     adapters = (counted + eager_layer_bytes(p)) / SEQ
     assert adapters == pytest.approx(19680.0)
     assert adapters == pytest.approx(MEASURED["lora_all_linear"] - MEASURED["frozen_base"])
+    # under autocast (a mixed recipe) the copies and A outputs are 16-bit: 2·(6·512 + 1,792) + 7·2·8 = 9,840;
+    # measured 10,160, the rest being the adapters' weight casts autocast caches (per step, not per token)
+    mixed = (counted + eager_layer_bytes(inputs(Method.LORA, 1.0, master_bytes=4.0))) / SEQ
+    assert mixed == pytest.approx(9840.0)
+    assert mixed == pytest.approx(MEASURED["lora_all_linear_autocast"] - MEASURED["frozen_base"], rel=0.04)
 
 
 def test_the_flag_raises_an_8b_lora_plan_by_the_adapter_copies():
@@ -85,7 +97,8 @@ def test_the_flag_raises_an_8b_lora_plan_by_the_adapter_copies():
         lora_targets="attention",
     )
     fused, eager = estimate(plan, cats), estimate(plan.updated(hf_eager_code=True), cats)
-    # q, k, v, o adapters: 4·(3·4,096 + 4,096) B + 4·(4 − 2)·16 B per token per layer, × 2,048 tokens × 32 layers
-    expected_gib = (4 * 4 * 4096 + 4 * 2 * plan.lora_rank) * 2048 * 32 / 2**30
+    # bf16_mixed runs under autocast: q, k, v, o adapters keep 16-bit input copies, 2·(3·4,096 + 4,096) B per token
+    # per layer (A's outputs already counted), × 2,048 tokens × 32 layers = 2.0 GiB
+    expected_gib = 2 * 4 * 4096 * 2048 * 32 / 2**30
     assert eager.activations_gib - fused.activations_gib == pytest.approx(expected_gib, rel=1e-6)
     assert eager.activations_gib > fused.activations_gib

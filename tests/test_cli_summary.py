@@ -32,7 +32,7 @@ def test_summary_is_grouped_short_and_in_rounded_units():
     ]
     assert lines[0] == "Llama 3.1 8B on 8 GPUs (H100 SXM), full fine-tuning: 90.0 M training tokens"
     est = estimate_resolved(resolve(Scenario(model="Llama 3.1 8B", n_gpus=8, micro_batch=8), CATS))
-    assert f"  Wall clock  {human_duration(est.wall_clock_h)} (range " in text
+    assert f"  Wall clock   {human_duration(est.wall_clock_h)} (range " in text
     assert "_gib" not in text and "wall_clock_h" not in text  # no internal key names
     assert f"bound by {bound_by(est)}" in text
 

@@ -26,9 +26,7 @@ def laptop(app_page: AppPage) -> AppPage:
 
 def test_the_default_plan_says_it_is_communication_bound(laptop: AppPage) -> None:
     alerts = laptop.alerts()
-    assert any("Communication is 93% of the step: raise the micro-batch" in a for a in alerts), (
-        alerts
-    )
+    assert any("Communication is 93% of the step: raise the micro-batch" in a for a in alerts), alerts
 
 
 def test_a_refused_gpu_count_applies_once_the_tensor_parallel_degree_allows_it(laptop: AppPage) -> None:

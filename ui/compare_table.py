@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from planner import COMPARE_MAX_GPUS
+from planner import COMPARE_MAX_GPUS, plural
 from ui import format as fmt
 
 # Streamlit 1.67's grid applies a Styler's text colour to the pinned column only; the grey background reaches
@@ -72,7 +72,7 @@ def would_need(fits: bool | None, fewest: int | None) -> str:
         return "unknown"
     if fewest is None:
         return f"more than {COMPARE_MAX_GPUS:,} GPUs"
-    return f"{fewest:,} GPUs"
+    return plural(fewest, "GPU")
 
 
 def with_wall_clock(rows: pl.DataFrame) -> pl.DataFrame:

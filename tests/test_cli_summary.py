@@ -54,3 +54,16 @@ def test_warnings_close_the_summary():
     warnings = text.split("\nWarnings\n")[1].splitlines()
     assert warnings[0].startswith("  ! Communication is 99% of the step")
     assert warnings[1].startswith("  ! More GPUs make this plan slower: 8 GPUs take ")
+
+
+def test_bound_by_is_one_seam_for_the_estimate_the_sheet_and_the_comparison():
+    from planner import compare_gpus, evaluate_rows, result_cells, sheet_result_columns
+
+    plans = [Scenario(model="Llama 3.1 8B", micro_batch=1), Scenario(model="Llama 3.1 8B", micro_batch=8)]
+    verdicts = [bound_by(estimate_resolved(resolve(p, CATS))) for p in plans]
+    assert verdicts == ["communication", "compute"]  # 93 % of the step communicating at micro-batch 1
+    sheet = [result_cells(r, sheet_result_columns(plans))["Bound by"] for r in evaluate_rows(plans, CATS)]
+    assert sheet == verdicts
+    for plan, verdict in zip(plans, verdicts, strict=True):
+        rows = compare_gpus(plan, CATS)
+        assert rows.filter(rows["is_scenario_gpu"])["bound_by"].to_list() == [verdict]

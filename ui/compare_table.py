@@ -29,6 +29,9 @@ TABLE_COLUMNS: dict[str, Any] = {
     "memory_gib": st.column_config.NumberColumn("Memory (GiB)", format="%.1f"),
     "peak_gib_per_device": st.column_config.NumberColumn("Peak use (GiB)", format="%.1f"),
     "wall_clock": st.column_config.TextColumn("Wall clock"),
+    "bound_by": st.column_config.TextColumn(
+        "Bound by", help="What the step waits on most at this GPU count."
+    ),
     "wall_clock_h": None,  # kept in the data (tests, sorting); shown as the text column above
     "device_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
     "cost_usd": st.column_config.NumberColumn("Cost (USD)", format="$%.2f"),
@@ -59,8 +62,8 @@ TABLE_COLUMNS: dict[str, Any] = {
 
 # The columns shown unless "All columns" is on: eleven that fit a 1440 px page without a sideways scroll.
 COMPACT_COLUMNS = (
-    "gpu", "fits_vram", "would_need", "wall_clock", "cost_usd", "usd_per_gpu_hour", "memory_gib",
-    "peak_gib_per_device", "energy_kwh", "on_frontier", "status",
+    "gpu", "fits_vram", "would_need", "wall_clock", "cost_usd", "bound_by", "usd_per_gpu_hour", "memory_gib",
+    "peak_gib_per_device", "energy_kwh", "status",
 )  # fmt: skip
 
 

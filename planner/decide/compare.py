@@ -21,6 +21,7 @@ import polars as pl
 
 from planner.catalogue.catalog import Catalogs
 from planner.columns import Columns, GpuColumns, map_columns, stack
+from planner.decide.bound_by import bound_by_parts
 from planner.evaluate import evaluate
 from planner.formulas.memory.recipes import PEAK_PHASE_NAMES
 from planner.inputs.scenario import Scenario
@@ -192,6 +193,7 @@ def _frame(
         "gpu": pl.Series(per_gpu.names, dtype=pl.String),
         "vendor": pl.Series(per_gpu.vendors, dtype=pl.String),
         "fits_vram": pl.Series([None if math.isnan(f) else bool(f) for f in fits], dtype=pl.Boolean),
+        "bound_by": pl.Series(bound_by_parts(out), dtype=pl.String),  # the seam the sheet and CLI use too
         "min_gpus_to_fit": pl.Series([None if math.isnan(n) else int(n) for n in fewest], dtype=pl.Int64),
         **{
             name: pl.Series(np.asarray(values, dtype=float), dtype=pl.Float64, nan_to_null=True)

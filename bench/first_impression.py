@@ -9,6 +9,8 @@
 - warm_page_s: every page opened by its URL in a new browser context (a new session) once the server is warm,
   timed the same way; the median of REPEATS visits per page, and warm_page_max_s the slowest page.
 - methods_page_s: the Methods & data page's figure from warm_page_s.
+- --baseline DIR: the same figures for another checkout (baseline_*), its server started beside this one and the
+  warm visits alternating between the two, so both see the same load; load_average_1min is printed too.
 
 Aims (issue text): served <= 45 s from a fresh clone, first page <= 3 s, any page by URL <= 1.5 s warm, Methods
 <= 2 s. No timing assertions: the tests never read these figures.
@@ -85,7 +87,7 @@ def fresh_clone_served(folder: Path) -> tuple[subprocess.Popen, str, float]:
     return make, url, time.perf_counter() - start
 
 
-def measure(fresh_clone: bool) -> dict[str, float]:
+def measure(fresh_clone: bool, baseline: Path | None = None) -> dict[str, float]:
     from playwright.sync_api import sync_playwright
 
     out: dict[str, float] = {}
@@ -98,29 +100,45 @@ def measure(fresh_clone: bool) -> dict[str, float]:
             finally:
                 os.killpg(make.pid, signal.SIGTERM)  # make and the server it started
                 make.wait()
-        start = time.perf_counter()
-        server, url = launch(ROOT / "app.py", Path(work) / "server.log")
-        out["server_start_s"] = time.perf_counter() - start
+        trees = {"": ROOT, **({"baseline_": baseline} if baseline else {})}
+        servers, urls = {}, {}
         try:
-            out["cold_first_page_s"] = painted_s(browser, url + "/", "Overview")
-            warm = {
-                path: [painted_s(browser, url + path, h) for _ in range(REPEATS)] for path, h in PAGES.items()
+            for prefix, tree in trees.items():
+                start = time.perf_counter()
+                servers[prefix], urls[prefix] = launch(tree / "app.py", Path(work) / f"server{prefix}.log")
+                out[f"{prefix}server_start_s"] = time.perf_counter() - start
+                out[f"{prefix}cold_first_page_s"] = painted_s(browser, urls[prefix] + "/", "Overview")
+            # visits alternate between the trees, so a busy moment of the machine falls on both alike
+            warm: dict[str, dict[str, list[float]]] = {
+                prefix: {path: [] for path in PAGES} for prefix in trees
             }
+            for _ in range(REPEATS):
+                for path, heading in PAGES.items():
+                    for prefix in trees:
+                        warm[prefix][path].append(painted_s(browser, urls[prefix] + path, heading))
         finally:
-            stop(server)
+            for server in servers.values():
+                stop(server)
         browser.close()
-    medians = {path: statistics.median(times) for path, times in warm.items()}
-    out |= {
-        f"warm_page_s{path.replace('/', '_') if path != '/' else '_overview'}": t
-        for path, t in medians.items()
-    }
-    out["warm_page_max_s"] = max(medians.values())
-    out["methods_page_s"] = medians["/methods"]
+    for prefix in trees:
+        medians = {path: statistics.median(times) for path, times in warm[prefix].items()}
+        names = {path: path.strip("/") or "overview" for path in medians}
+        out |= {f"{prefix}warm_page_s_{names[path]}": t for path, t in medians.items()}
+        out[f"{prefix}warm_page_max_s"] = max(medians.values())
+        out[f"{prefix}methods_page_s"] = medians["/methods"]
+    out["load_average_1min"] = os.getloadavg()[
+        0
+    ]  # a 2-core machine shared by others: read the figures with it
     return out
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fresh-clone", action="store_true", help="also time `make run` in a fresh clone")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout (e.g. main's): its server is timed alongside, baseline_*",
+    )
     args = parser.parse_args()
-    print(json.dumps({k: round(v, 2) for k, v in measure(args.fresh_clone).items()}, indent=2))
+    print(json.dumps({k: round(v, 2) for k, v in measure(args.fresh_clone, args.baseline).items()}, indent=2))

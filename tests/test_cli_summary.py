@@ -47,6 +47,7 @@ def test_one_gpu_is_singular_and_a_plan_that_does_not_fit_says_so():
     text = summary(resolved, estimate_resolved(resolved))
     assert "on 1 GPU (" in text and "1 GPUs" not in text
     assert ": does NOT fit" in text
+    assert "  Wall clock   " in text and text.count(", if it fit") == 2  # time and cost, as on the Overview
 
 
 def test_warnings_close_the_summary():

@@ -78,6 +78,9 @@ def summary(resolved: Resolved, est: Estimate) -> str:
         ],
         "Energy": [("Energy", f"{significant(est.energy_kwh)} kWh, {significant(est.co2e_kg)} kg CO2e")],
     }
+    if est.fits_vram is False:  # the time and cost of a run that would stop at its first step
+        groups["Time"][0] = ("Wall clock", f"{groups['Time'][0][1]}, if it fit")
+        groups["Cost"][0] = ("Cost", f"{groups['Cost'][0][1]}, if it fit")
     lines = [head]
     for title, rows in groups.items():
         width = max(len(label) for label, _ in rows)

@@ -194,7 +194,7 @@ def catalogues() -> None:
     st.markdown("**Price snapshots** (dated; a snapshot is never edited, newer prices are a new file):")
     st.dataframe(snapshot_table(cats.prices).to_arrow(), hide_index=True, width="stretch")
     for name, file_name, frame in catalogue_frames(cats):
-        section = _lazy(f"Sources of {plain(name)} ({plain(file_name)})", f"methods.sources.{file_name}")
+        section = _lazy(f"Sources of {name} ({file_name})", f"methods.sources.{file_name}")
         if section.open:
             section.dataframe(sources_table(frame).to_arrow(), hide_index=True, width="stretch")
 
@@ -205,7 +205,7 @@ def _lazy(label: str, key: str, opened: bool = False) -> Any:
     cost its first load seconds when drawn closed. `opened`: open it on arrival (a link to this section)."""
     if opened and key not in st.session_state:
         st.session_state[key] = True
-    return st.expander(label, key=key, on_change="rerun")
+    return st.expander(plain(label), key=key, on_change="rerun")
 
 
 def accuracy() -> None:

@@ -110,7 +110,7 @@ def render_step_time(est: Estimate, s: Scenario) -> None:
         f"One {step} of {est.post_step_time_s:,.3f} s, its parts one after the other (the trainer waits for "
         "the rollout and the engine for the new weights)."
         + (
-            f" {plural(round(est.n_rollouts), 'rollout step')} of {plural(round(est.rollout_prompts), 'prompt')} each."
+            f" {plain(plural(round(est.n_rollouts), 'rollout step'))} of {plain(plural(round(est.rollout_prompts), 'prompt'))} each."
             if is_online(est)
             else ""
         )

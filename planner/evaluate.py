@@ -21,7 +21,7 @@ from planner.formulas.memory.peak import MemoryBreakdown, MemoryInputs, max_micr
 from planner.formulas.memory.recipes import Method, Recompute
 from planner.formulas.step import collectives, comm, compute, timing
 from planner.formulas.step.offload import OffloadStep
-from planner.multimodal.step import side_flops_per_token, side_step_s, with_side_parts
+from planner.multimodal.step import side_flops_per_token, side_step_s, with_side_bytes, with_side_parts
 from planner.post.step import is_sft, policy_view, post_training_outputs
 from planner.step_parts import (
     adapter_memory_time_s,
@@ -147,7 +147,7 @@ def policy_memory(c: Columns) -> Memory:
     for columns already in the policy's view (`policy_view`): the memory part of `evaluate`, which the plan
     search runs first to evaluate the rest only for the rows that fit (planner.decide.sweep)."""
     inputs = memory_inputs(c)
-    return inputs, memory_with_paging(inputs, c.recipe.paged_optimizer, c.gpu.vram_bytes)
+    return inputs, with_side_bytes(c, memory_with_paging(inputs, c.recipe.paged_optimizer, c.gpu.vram_bytes))
 
 
 def device_peak_bytes(c: Columns, breakdown: MemoryBreakdown) -> Any:

@@ -59,7 +59,7 @@ def rows_of(report: dict, *categories: str) -> list[dict]:
 def test_json_structure_is_exactly_the_contract(bundled_cases):
     result = validate_cases(bundled_cases, CATS)
     assert set(result) == {"rows", "summary"}
-    assert len(result["rows"]) == len(bundled_cases) == 150  # every row of the bundled file, in file order
+    assert len(result["rows"]) == len(bundled_cases) == 159  # every row of the bundled file, in file order
     assert [row["case_id"] for row in result["rows"]] == [case["case_id"] for case in bundled_cases]
     for row in result["rows"]:
         assert tuple(row) == ROW_KEYS
@@ -133,7 +133,9 @@ def test_a_polars_frame_of_text_gives_the_same_report(report):
 
 
 def test_unknown_category_argument_is_refused(bundled_cases):
-    with pytest.raises(ValueError, match="category: must be one of memory, throughput, time, energy, multimodal"):
+    with pytest.raises(
+        ValueError, match="category: must be one of memory, throughput, time, energy, multimodal"
+    ):
         validate_cases(bundled_cases, CATS, "speed")
 
 

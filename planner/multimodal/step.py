@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from planner.columns import Columns
-from planner.formulas.memory.memory_inputs import MemoryBreakdown
+from planner.formulas.memory.memory_inputs import MemoryBreakdown, MemoryInputs
 from planner.formulas.memory.model_states import zero_shard_degree
+from planner.formulas.memory.peak import memory_with_paging
 from planner.formulas.step.comm import BYTES_PER_GB, effective_pcie_gb_per_s
 from planner.formulas.step.compute import ATTENTION_TRAINING_OVER_FORWARD, attention_fwd_flops_per_token
 from planner.formulas.units import SECONDS_PER_HOUR
@@ -69,6 +70,19 @@ def _vision_bytes(c: Columns) -> Any:
 def side_bytes(c: Columns) -> Any:
     """Every part beside the main transformer, per GPU, as allocated: resident through the whole step."""
     return _vision_bytes(c) + c.mm.text_encoder_bytes + c.mm.vae_bytes
+
+
+def room_bytes(c: Columns) -> Any:
+    """GPU memory left to the main transformer once the parts and their slack are in (the largest micro-batch
+    is searched in it; a trained encoder's activations are taken at the plan's micro-batch)."""
+    if is_text(c):
+        return c.gpu.vram_bytes
+    return c.gpu.vram_bytes - side_bytes(c) * (1.0 + c.layout.fragmentation_frac)
+
+
+def paged_memory(c: Columns, inputs: MemoryInputs) -> MemoryBreakdown:
+    """The memory model's breakdown (a paged optimizer's states paged as VRAM runs short) with the parts in."""
+    return with_side_bytes(c, memory_with_paging(inputs, c.recipe.paged_optimizer, c.gpu.vram_bytes))
 
 
 def with_side_bytes(c: Columns, b: MemoryBreakdown) -> MemoryBreakdown:

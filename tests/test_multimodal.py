@@ -359,3 +359,13 @@ def test_largest_micro_batch_leaves_room_for_the_parts() -> None:
     cached = estimate(_one_gpu(**base, text_encoders="cached", vae="cached"), CATS)
     assert resident.max_micro_batch is not None and cached.max_micro_batch is not None
     assert resident.max_micro_batch < cached.max_micro_batch
+
+
+def test_share_link_and_saved_csv_carry_the_image_inputs() -> None:
+    from planner import read_saved_scenarios, saved_scenarios_csv, scenario_from_query, scenario_to_query
+
+    s = Scenario(model="FLUX.1-dev", method="lora", image_size="1024x1024,832x1216", text_encoders="cached")
+    query = scenario_to_query(s)
+    assert query["image_size"] == "1024x1024,832x1216" and query["text_encoders"] == "cached"
+    assert scenario_from_query(query)[0] == s
+    assert read_saved_scenarios(saved_scenarios_csv({"flux": s}, CATS), CATS).scenarios["flux"] == s

@@ -65,8 +65,14 @@ fitting_only = flags_col.checkbox("Only GPUs that fit", key="compare.fitting_onl
 
 shown = filter_rows(everything, vendors, min_memory, priced_only, fitting_only)
 shown = sort_rows(pareto_frontier(shown, among="fits_vram"), metric)
+all_columns = st.toggle(
+    "All columns", key="compare.all_columns", help="Price sources, cost bands, failures..."
+)
+table = compare_table.table_frame(shown)
+order = compare_table.column_order(table, all_columns)
 st.dataframe(
-    compare_table.styled(compare_table.table_frame(shown)),
+    compare_table.styled(table),
+    column_order=order,
     column_config=compare_table.TABLE_COLUMNS,
     hide_index=True,
     width="stretch",
@@ -75,7 +81,7 @@ st.dataframe(
 )
 st.download_button(
     "Download CSV",
-    data=safe_csv(shown),
+    data=safe_csv(compare_table.shown_csv_frame(table, order)),  # the columns shown, under their headers
     file_name="gpu-comparison.csv",
     mime="text/csv",
     on_click="ignore",
@@ -118,9 +124,11 @@ for column, name in zip(st.columns(max(len(picked), 1)), picked, strict=False):
             f"{plain(row['vendor'])} · {fmt.gib(row['memory_gib'], 1)}"
             + (f" · {plain(row['status'])}" if row["status"] else "")
         )
-        fits = {True: "yes", False: "no", None: "unknown"}[row["fits_vram"]]
-        st.metric("Fits at this count", fits)
-        st.caption(f"Peak use {fmt.gib(row['peak_gib_per_device'], 1)} per GPU")
+        st.metric("Memory at this count", row["fit_verdict"] or "unknown")
+        st.caption(
+            f"Peak use {fmt.gib(row['peak_gib_per_device'], 1)} per GPU, up to "
+            f"{fmt.gib(row['peak_gib_high'], 1)} at the high end of the memory model's error band"
+        )
         if "generation_frac" in row and row["generation_frac"] is not None:  # a post-training plan
             st.caption(
                 f"Peak while {plain(row['peak_phase'] or 'unknown')} · reference {fmt.gib(row['reference_model_gib'], 1)}"

@@ -87,6 +87,7 @@ _PUBLIC_MODULES = {
     "planner.decide.sweep_generation": ("searches_generation",),
     "planner.decide.sweep_space": ("ANY", "obeying_space"),
     "planner.decide.sweep_words": ("label",),
+    "planner.decide.plan_words": ("PlanWarning", "human_duration", "plan_warnings", "plural", "significant"),
     "planner.errors": ("PlannerError", "from_validation_error", "shortened"),
     "planner.estimate": ("estimate", "estimate_resolved"),
     "planner.export.export_types": ("Export",),
@@ -170,9 +171,7 @@ if TYPE_CHECKING:
     from planner.catalogue.catalog_tables import MAX_SNAPSHOT_ID_CHARS, SNAPSHOT_ID, snapshot_date
     from planner.catalogue.models import preset_names
     from planner.catalogue.paths import bundle_dir, bundled_data_dir
-    from planner.decide.compare import (
-        MAX_GPUS as COMPARE_MAX_GPUS,
-    )
+    from planner.decide.compare import MAX_GPUS as COMPARE_MAX_GPUS
     from planner.decide.compare import (
         OVERRIDE_FIELDS,
         SORT_METRICS,
@@ -188,6 +187,7 @@ if TYPE_CHECKING:
         scaling_curve,
         suggest_fixes,
     )
+    from planner.decide.plan_words import PlanWarning, human_duration, plan_warnings, plural, significant
     from planner.decide.scenario_results import headline_results, read_saved_scenarios, saved_scenarios_csv
     from planner.decide.sheet import (
         SHEET_INPUT_COLUMNS,

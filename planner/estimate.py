@@ -10,6 +10,7 @@ import numpy as np
 from planner.catalogue.catalog import Catalogs
 from planner.evaluate import evaluate
 from planner.formulas.memory.recipes import PEAK_PHASE_NAMES
+from planner.formulas.memory.verdict import VERDICT_NAMES
 from planner.inputs.scenario import Scenario
 from planner.resolve import Resolved, resolve
 from planner.results import Estimate, estimate_figures
@@ -42,6 +43,7 @@ def to_estimate(resolved: Resolved, out: dict[str, float]) -> Estimate:
         **estimate_figures(out),
         fits_vram=None if math.isnan(fits) else bool(fits),
         peak_phase=None if math.isnan(phase) else PEAK_PHASE_NAMES[int(phase)],
+        fit_verdict=None if math.isnan(out["fit_verdict"]) else VERDICT_NAMES[int(out["fit_verdict"])],
         max_micro_batch=None if math.isnan(largest) else int(min(largest, 1e9)),
         gpu=str(resolved.gpu["name"]),
         price_basis=resolved.price_basis,

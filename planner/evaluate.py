@@ -13,12 +13,14 @@ from typing import Any
 
 import numpy as np
 
+from planner.catalogue.memory_band import memory_band
 from planner.columns import Columns, memory_inputs
 from planner.failures import with_failures
 from planner.formulas.memory.loading import whole_model
 from planner.formulas.memory.model_states import stage_model_states
 from planner.formulas.memory.peak import MemoryBreakdown, MemoryInputs, max_micro_batch
 from planner.formulas.memory.recipes import Method, Recompute
+from planner.formulas.memory.verdict import verdict_outputs
 from planner.formulas.step import collectives, comm, compute, timing
 from planner.formulas.step.offload import OffloadStep
 from planner.multimodal import step as mm  # vision-language and diffusion parts beside the main transformer
@@ -280,21 +282,7 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     out["tokens_per_s"] = w.training_tokens / out["wall_clock_s"]
     out.update(mm.with_side_parts(c, out | _memory(c, memory, everything)))
     out.update(post_training_outputs(c, out, breakdown, inputs))
-    fits = fits_vram(
-        out["peak_bytes"], out["model_state_bytes_total"], out["overhead_bytes"], lay.n_gpus, g.vram_bytes
-    )
-    out["fits_vram"] = np.where(out.pop("generation_fits", 1.0) > 0, fits, 0.0)
+    room = out.pop("generation_fits", 1.0)  # a colocated rollout engine with no room: does not fit
+    out.update(verdict_outputs(out, c.recipe.method, c.layout.n_gpus, c.gpu.vram_bytes, memory_band(), room))
     out.update(money_and_energy(c, out))
     return {**out, **with_failures(c, out)} if everything else out
-
-
-def fits_vram(
-    peak_bytes: Any, state_bytes_total: Any, overhead_bytes: Any, n_gpus: Any, vram_bytes: Any
-) -> Any:
-    """1.0 fits, 0.0 does not, NaN unknown.
-
-    Judged on the peak over the step when the model's shape is known; otherwise on the evenly split model state
-    plus the fixed overhead (the only memory figures a bare parameter count allows, as in the seed).
-    """
-    judged = np.where(np.isnan(peak_bytes), state_bytes_total / n_gpus + overhead_bytes, peak_bytes)
-    return np.where(np.isnan(judged), np.nan, (judged <= vram_bytes).astype(float))

@@ -3,8 +3,7 @@ the typed result of one estimate, a flat set of unit-suffixed figures (the CLI's
 
 `planner.evaluate` computes in bytes, seconds and FLOP/s; `OUTPUTS` says how each reported figure is shown, and
 `shown` is the one place that converts (bytes -> GiB, seconds -> hours, FLOP/s -> TFLOP/s). `Estimate`, the GPU
-comparison (`planner.decide.compare`) and the plan search frames (`planner.decide.sweep_rank`) all take their
-figures through it.
+comparison (`planner.decide.compare`) and the plan search frames (`planner.decide.sweep_rank`) all read it.
 """
 
 from __future__ import annotations
@@ -17,13 +16,14 @@ from typing import Any, Final, get_args
 
 from pydantic import ConfigDict
 
+from planner.formulas.memory.verdict import MEMORY_STATISTIC_ROWS, MemoryStatisticFigures
 from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 from planner.multimodal.outputs import MULTIMODAL_ROWS, MultimodalFigures
 from planner.post.outputs import POST_TRAINING_ROWS, PostTrainingFigures
 
 
-class Estimate(PostTrainingFigures, MultimodalFigures):
-    """Every figure of one plan (None: not computable, `unavailable` says why); more in planner.*.outputs."""
+class Estimate(PostTrainingFigures, MemoryStatisticFigures, MultimodalFigures):
+    """Every figure of one plan (`None`: not computable from these inputs, `unavailable` says why); bases' figures."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -274,7 +274,7 @@ OUTPUTS: Final = (
     *_rows("min", ("checkpoint_interval_min", "Checkpoint interval (min)", "checkpoint_interval_s")),
     *_rows("s", ("checkpoint_write_s", "Checkpoint write (s)", "checkpoint_write_s")),
     *_rows("fraction", ("goodput_frac", "Goodput (plain ÷ with failures)", "goodput_frac")),
-    *(Output(key, unit, label, source) for key, unit, label, source in POST_TRAINING_ROWS + MULTIMODAL_ROWS),
+    *(Output(*row) for row in POST_TRAINING_ROWS + MEMORY_STATISTIC_ROWS + MULTIMODAL_ROWS),
 )
 OUTPUT_BY_KEY: Final = {output.key: output for output in OUTPUTS}
 # Estimate's figures that come from the table, and those that are None (not NaN) when they cannot be computed

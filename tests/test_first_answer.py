@@ -171,6 +171,12 @@ def test_a_combination_fits_where_no_single_recipe_change_does():
     fixes = suggest_fixes(resolve(s, CATS), CATS)
     recipe_only = [fix for fix in fixes if not {"gpu", "n_gpus", "method"} & set(fix.change)]
     assert not any(fix.fits for fix in recipe_only if not fix.label.startswith("Together"))
-    together = [fix for fix in recipe_only if fix.label.startswith("Together") and fix.fits]
-    assert together and not any(fix.affects_quality for fix in together)
-    assert fixes[0] in together  # it costs less than a bigger GPU
+    # The best combination brings the estimate under the 4090's memory (19.6 of 23.6 GiB) but not the high end
+    # of the measured error band (24.0 GiB): a fix must leave that margin, so it is not counted as fitting and
+    # the bigger GPUs, which hold the high end, come first.
+    together = [fix for fix in recipe_only if fix.label.startswith("Together")]
+    vram_gib = estimate(s, CATS).vram_gib
+    best = min(together, key=lambda fix: fix.peak_gib)
+    assert best.peak_gib < vram_gib < best.peak_gib_high and not best.fits
+    assert not any(fix.affects_quality for fix in together)
+    assert fixes[0].fits and "gpu" in fixes[0].change and fixes[0].peak_gib_high <= 80.0

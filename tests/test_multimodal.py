@@ -318,8 +318,15 @@ def test_cli_qwen_lora_table() -> None:
         "RTX 4090",
     )
     assert done.returncode == 0, done.stderr
-    assert "image_tokens_per_example     256" in done.stdout
-    assert "vision_encoder_gib" in done.stdout and "images_per_s" in done.stdout
+    # the grouped summary: 448 px / 14 px patches = 32 x 32, merged 2 x 2 -> 256 tokens
+    assert "Image tokens per example  256 (" in done.stdout
+    assert "Vision encoder" in done.stdout and "Images per second" in done.stdout
+    every = _cli(
+        "estimate", "--model", "Qwen2.5-VL 7B", "--method", "lora", "--image-size", "448x448", "--all"
+    )
+    assert every.returncode == 0, every.stderr
+    assert "image_tokens_per_example     256" in every.stdout
+    assert "vision_encoder_gib" in every.stdout and "images_per_s" in every.stdout
 
 
 def test_cli_bad_image_size_exits_2_naming_the_flag_and_range() -> None:

@@ -28,6 +28,11 @@ TABLE_COLUMNS: dict[str, Any] = {
     "min_gpus_to_fit": st.column_config.NumberColumn("Fewest GPUs that fit", format="%d"),
     "memory_gib": st.column_config.NumberColumn("Memory (GiB)", format="%.1f"),
     "peak_gib_per_device": st.column_config.NumberColumn("Peak use (GiB)", format="%.1f"),
+    "fit_verdict": st.column_config.TextColumn(
+        "Memory verdict",
+        help="tight: the estimate fits, the high end of the memory model's error band does not",
+    ),
+    "peak_gib_high": st.column_config.NumberColumn("Peak, high end (GiB)", format="%.1f"),
     "wall_clock": st.column_config.TextColumn("Wall clock"),
     "wall_clock_h": None,  # kept in the data (tests, sorting); shown as the text column above
     "device_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
@@ -57,6 +62,13 @@ TABLE_COLUMNS: dict[str, Any] = {
 }
 
 
+# The columns shown unless "All columns" is on: eleven that fit a 1440 px page without a sideways scroll.
+COMPACT_COLUMNS = (
+    "gpu", "fits_vram", "would_need", "wall_clock", "cost_usd", "usd_per_gpu_hour", "memory_gib",
+    "peak_gib_per_device", "energy_kwh", "on_frontier", "status",
+)  # fmt: skip
+
+
 def would_need(fits: bool | None, fewest: int | None) -> str:
     """What a GPU needs to run the plan: nothing ("") when it fits at this count, else the fewest that fit."""
     if fits:
@@ -76,7 +88,7 @@ def with_wall_clock(rows: pl.DataFrame) -> pl.DataFrame:
 
 
 def table_frame(rows: pl.DataFrame) -> pl.DataFrame:
-    """The shown columns, in TABLE_COLUMNS order, with the text columns the table adds."""
+    """The table's columns, in TABLE_COLUMNS order, with the text columns the table adds."""
     added = with_wall_clock(rows).with_columns(
         pl.Series(
             "would_need",
@@ -85,6 +97,17 @@ def table_frame(rows: pl.DataFrame) -> pl.DataFrame:
         )
     )
     return added.select([name for name in TABLE_COLUMNS if name in added.columns])
+
+
+def column_order(table: pl.DataFrame, all_columns: bool) -> list[str]:
+    """The columns drawn: COMPACT_COLUMNS, or every column that has a header (not the raw hours)."""
+    kept = TABLE_COLUMNS if all_columns else COMPACT_COLUMNS
+    return [name for name in table.columns if name in kept and TABLE_COLUMNS.get(name) is not None]
+
+
+def shown_csv_frame(table: pl.DataFrame, order: list[str]) -> pl.DataFrame:
+    """The table as shown, for the CSV: the columns drawn, in their order, under their headers."""
+    return table.select(order).rename({name: TABLE_COLUMNS[name]["label"] for name in order})
 
 
 def styled(frame: pl.DataFrame) -> Any:

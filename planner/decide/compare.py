@@ -23,6 +23,7 @@ from planner.catalogue.catalog import Catalogs
 from planner.columns import Columns, GpuColumns, map_columns, stack
 from planner.evaluate import evaluate
 from planner.formulas.memory.recipes import PEAK_PHASE_NAMES
+from planner.formulas.memory.verdict import verdict_names
 from planner.inputs.scenario import Scenario
 from planner.resolve import GpuProvenance, gpu_columns, resolve
 from planner.results import shown
@@ -42,6 +43,7 @@ FIGURES = (
     "memory_gib",
     "peak_tflops",
     "peak_gib_per_device",
+    "peak_gib_high",
     "wall_clock_h",
     "wall_clock_h_low",
     "wall_clock_h_high",
@@ -187,11 +189,14 @@ def _frame(
     cannot_run = np.isnan(np.atleast_1d(per_gpu.columns.peak_flops_per_s))
     fits = np.where(cannot_run, np.nan, fits)
     fewest = np.where(cannot_run, np.nan, fewest)
-    out = {**out, "peak_bytes": np.where(cannot_run, np.nan, out["peak_bytes"])}
+    out = {**out, **{k: np.where(cannot_run, np.nan, out[k]) for k in ("peak_bytes", "peak_high_bytes")}}
     columns: dict[str, pl.Series] = {
         "gpu": pl.Series(per_gpu.names, dtype=pl.String),
         "vendor": pl.Series(per_gpu.vendors, dtype=pl.String),
         "fits_vram": pl.Series([None if math.isnan(f) else bool(f) for f in fits], dtype=pl.Boolean),
+        "fit_verdict": pl.Series(
+            verdict_names(np.where(cannot_run, np.nan, out["fit_verdict"])), dtype=pl.String
+        ),
         "min_gpus_to_fit": pl.Series([None if math.isnan(n) else int(n) for n in fewest], dtype=pl.Int64),
         **{
             name: pl.Series(np.asarray(values, dtype=float), dtype=pl.Float64, nan_to_null=True)
@@ -257,12 +262,16 @@ def sort_rows(frame: pl.DataFrame, metric: str) -> pl.DataFrame:
     """Order by a SORT_METRICS label, GPUs that fit first under every metric.
 
     A GPU that does not fit at this count cannot run the plan, however cheap or fast its figures look, so the
-    rows that fit come first, each group ordered by the metric; rows without the figure go last in their group.
+    rows that fit come first (those with the memory band's margin before the tight ones), each group ordered by the metric; rows without the figure go last in their group.
     """
     column, descending = SORT_METRICS[metric]
     fits = pl.col("fits_vram").fill_null(False)
+    margin = pl.col("fit_verdict").fill_null("") == "fits"  # a tight fit after those with margin
     return frame.sort(
-        [fits, pl.col(column)], descending=[True, descending], nulls_last=True, maintain_order=True
+        [fits, margin, pl.col(column)],
+        descending=[True, True, descending],
+        nulls_last=True,
+        maintain_order=True,
     )
 
 

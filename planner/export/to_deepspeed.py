@@ -7,10 +7,10 @@ activation recompute are set in the training code (Megatron-DeepSpeed's mpu, `Pi
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from planner.export.export_types import Export, Gaps, adapters, in_node_shard, steps_note
+from planner.export.serialize import json_text
 from planner.inputs.scenario import Scenario
 
 TARGET = "deepspeed"
@@ -40,7 +40,7 @@ def export(s: Scenario) -> Export:
     _code_side(s, gaps)
     gaps.note(steps_note(s))
     gaps.note("Learning rate and schedule are not part of a plan: add optimizer.params.lr and a scheduler.")
-    return gaps.export(TARGET, json.dumps(config, indent=2) + "\n", FILE_NAME)
+    return gaps.export(TARGET, json_text(config), FILE_NAME, config)
 
 
 def _optimizer(s: Scenario, gaps: Gaps) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from planner.catalogue.catalog import Catalogs
 from planner.export.export_types import Export, Gaps, adapters, sequences, steps_note
+from planner.export.serialize import args_text
 from planner.inputs.scenario import Scenario
 from planner.model.layer_split import check_layer_split, layers_per_virtual_stage
 from planner.model.shape import ModelShape
@@ -29,8 +30,7 @@ def export(s: Scenario, cats: Catalogs) -> Export:
     gaps.note(
         "Add the data, tokenizer, learning-rate and checkpoint flags of your run (--data-path, --lr, ...)."
     )
-    text = "\n".join(" ".join(arg) for arg in args) + "\n"
-    return gaps.export(TARGET, text, FILE_NAME)
+    return gaps.export(TARGET, args_text(args), FILE_NAME, [list(arg) for arg in args])
 
 
 def _parallel(s: Scenario) -> Args:

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from planner.export.export_models import TORCHTUNE_MODELS, TorchtuneModel, preset_of
 from planner.export.export_types import Export, Gaps, header, steps_note
+from planner.export.serialize import yaml_text
 from planner.inputs.scenario import Scenario
 
 TARGET = "torchtune"
@@ -44,8 +43,8 @@ def export(s: Scenario) -> Export:
         config.update(_distributed(s, gaps))
     _not_in_torchtune(s, gaps)
     gaps.note(steps_note(s))
-    text = header(s, TARGET) + _how_to_run(s) + yaml.safe_dump(config, sort_keys=False)
-    return gaps.export(TARGET, text, FILE_NAME)
+    text = yaml_text(config, [*header(s, TARGET), *_how_to_run(s)])
+    return gaps.export(TARGET, text, FILE_NAME, config)
 
 
 def _recipe(s: Scenario) -> str:
@@ -53,12 +52,12 @@ def _recipe(s: Scenario) -> str:
     return f"{kind}_{'single_device' if s.n_gpus == 1 else 'distributed'}"
 
 
-def _how_to_run(s: Scenario) -> str:
+def _how_to_run(s: Scenario) -> list[str]:
     nproc = "" if s.n_gpus == 1 else f"--nproc_per_node {min(s.n_gpus, s.gpus_per_node)} "
-    return (
-        "# Merge over torchtune's config for this model (tokenizer, checkpointer, dataset, loss), then:\n"
-        f"#   tune run {nproc}{_recipe(s)} --config {FILE_NAME}\n"
-    )
+    return [
+        "Merge over torchtune's config for this model (tokenizer, checkpointer, dataset, loss), then:",
+        f"  tune run {nproc}{_recipe(s)} --config {FILE_NAME}",
+    ]
 
 
 def _model(s: Scenario, gaps: Gaps) -> dict[str, Any]:

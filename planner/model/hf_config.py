@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from planner.errors import from_validation_error
 from planner.model.hf_json import ConfigImportError, ConfigReader, parse_config
+from planner.model.labels import MAX_LABEL_CHARS, single_line
 from planner.model.shape import ModelShape
 from planner.model.vision_config import split_vision_language
 
@@ -291,7 +292,9 @@ def shape_from_hf_config(text: str | bytes, name: str = "imported") -> ModelShap
     reader, family = READERS[cfg.model_type]
     fields = reader(cfg)
     try:
-        return ModelShape(name=name.strip()[:120] or "imported", family=family(cfg), vision=vision, **fields)
+        # A file name is not typed as a label: its control and bidi characters are dropped, not refused.
+        label = single_line(name, MAX_LABEL_CHARS) or "imported"
+        return ModelShape(name=label, family=family(cfg), vision=vision, **fields)
     except ValidationError as err:
         problem = from_validation_error(err, ModelShape)
         raise ConfigImportError(f"config gives an invalid shape: {problem.describe()}") from None

@@ -90,14 +90,17 @@ def with_side_bytes(c: Columns, b: MemoryBreakdown) -> MemoryBreakdown:
     allocator's slack over them), so the plan search's memory pass and the estimate judge the same peak."""
     if is_text(c):
         return b
-    side = side_bytes(c)
-    slack = side * c.layout.fragmentation_frac
+    # Offloaded text encoders visit the GPU before each forward, beside the weights and states but before any
+    # activation exists: that moment is the peak when an encoder outweighs the step's activations and logits.
+    visit = b.allocated_peak_bytes - b.activations_bytes - b.logits_bytes + c.mm.text_encoder_stream_bytes
+    added = side_bytes(c) + np.maximum(visit - b.allocated_peak_bytes, 0.0)
+    slack = added * c.layout.fragmentation_frac
     return replace(
         b,
         fragmentation_bytes=b.fragmentation_bytes + slack,
-        allocated_peak_bytes=b.allocated_peak_bytes + side,
-        reserved_peak_bytes=b.reserved_peak_bytes + side + slack,
-        peak_bytes=b.peak_bytes + side + slack,
+        allocated_peak_bytes=b.allocated_peak_bytes + added,
+        reserved_peak_bytes=b.reserved_peak_bytes + added + slack,
+        peak_bytes=b.peak_bytes + added + slack,
     )
 
 

@@ -32,7 +32,7 @@ from micro_common import (
     machine_description,
     median_time_s,
 )
-from micro_shapes import attention_cases, bandwidth_sizes_bytes, gemm_shapes, optimizer_sizes
+from micro_shapes import attention_cases, bandwidth_sizes_bytes, gemm_shapes, optimizer_sizes, wave_shapes
 
 COLUMNS = [
     "gpu_name", "op", "variant", "dtype", "shape", "m", "n", "k", "batch", "heads", "seq", "head_dim", "causal",
@@ -86,6 +86,16 @@ def bench_gemm(out: RowWriter, may_start: SectionClock, tiny: bool) -> None:
                 out.write(
                     op="gemm", variant=family, dtype=dtype, m=m, n=n, k=k, timing=f"failed: {exc!r}"[:200]
                 )
+
+
+def bench_gemm_wave(out: RowWriter, may_start: Callable[[], bool], tiny: bool) -> None:
+    for family, m, n, k in wave_shapes(tiny):
+        if not may_start():
+            return
+        try:
+            _one_gemm(out, "bf16", family, m, n, k)
+        except Exception as exc:
+            out.write(op="gemm", variant=family, dtype="bf16", m=m, n=n, k=k, timing=f"failed: {exc!r}"[:200])
 
 
 def _one_gemm(out: RowWriter, dtype: str, family: str, m: int, n: int, k: int) -> None:
@@ -246,15 +256,15 @@ def bench_launch(out: RowWriter, may_start: Callable[[], bool], tiny: bool) -> N
         if _on_gpu():
             torch.cuda.synchronize()
 
-    cases = [("add_tiny", "eager", lambda: x.add_(1)), ("matmul_16x16", "eager", lambda: a @ a),
-             ("linear_16x16", "eager", lambda: torch.nn.functional.linear(a, a)),
-             ("add_tiny", "eager_sync_each", sync_each)]  # fmt: skip
-    for op, mode, call in cases:
+    cases = [("add_tiny", "eager", x, lambda: x.add_(1)), ("matmul_16x16", "eager", a, lambda: a @ a),
+             ("linear_16x16", "eager", a, lambda: torch.nn.functional.linear(a, a)),
+             ("add_tiny", "eager_sync_each", x, sync_each)]  # fmt: skip
+    for op, mode, operand, call in cases:
         if not may_start():
             return
         try:
             seconds = median_time_s(call, n_warmup=50, n_repeats=5, inner=n_ops)
-            out.write(op=f"launch_{op}", variant=mode, dtype=str(a.dtype).removeprefix("torch."), timing=mode,
+            out.write(op=f"launch_{op}", variant=mode, dtype=str(operand.dtype).removeprefix("torch."), timing=mode,
                       median_time_us=seconds * 1e6, us_per_op=seconds * 1e6)  # fmt: skip
         except Exception as exc:
             out.write(op=f"launch_{op}", variant=mode, timing=f"failed: {exc!r}"[:200])
@@ -305,7 +315,8 @@ def _one_optimizer(out: RowWriter, n_params: int, dtype: str, impl: str) -> None
 
 
 SECTIONS = (("gemm", bench_gemm, 0.36), ("attention", bench_attention, 0.24), ("bandwidth", bench_bandwidth, 0.14),
-            ("launch", bench_launch, 0.05), ("optimizer", bench_optimizer, 0.11))  # fmt: skip
+            ("launch", bench_launch, 0.05), ("optimizer", bench_optimizer, 0.11),
+            ("gemm_wave", bench_gemm_wave, 0.08))  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -131,6 +131,7 @@ _PUBLIC_MODULES = {
         "with_sequence_length",
     ),
     "planner.results": ("Estimate",),
+    "planner.trace.scope": ("TRACE_ENABLE_HINT", "trace_available", "trace_refusal"),
     "planner.views": ("co2e_by_region", "energy_components", "memory_components", "step_timeline"),
     "planner.library.connect": ("DB_URL_ENV", "LibraryUnavailable", "library_url"),
     "planner.library.opening": ("open_library",),
@@ -267,6 +268,7 @@ if TYPE_CHECKING:
         with_sequence_length,
     )
     from planner.results import Estimate
+    from planner.trace.scope import TRACE_ENABLE_HINT, trace_available, trace_refusal
     from planner.views import co2e_by_region, energy_components, memory_components, step_timeline
 
 

@@ -124,6 +124,7 @@ class LayoutColumns:
     # communication as frameworks do it (issue 14 item 6): bytes per gradient element reduced, 0 = auto
     reduce_bytes_per_param: Column = 0.0
     overlap_windows: Column = 0.0  # flag: overlap_model "windows" (data-parallel sync behind its window only)
+    hf_eager_code: Column = 0.0  # flag: Hugging Face eager code (formulas/memory/eager.py)
     etp: Column = 0.0  # expert tensor parallelism (issue 14 item 1): experts split over etp; 0 = follows tp
     full_model_load: Column = 0.0  # flag: the whole model on each GPU before sharding (issue 14 item 9)
 
@@ -254,7 +255,7 @@ SAME_NAMED_LAYOUT = (
     "fused_cross_entropy", "dropout", "offload_optimizer", "offload_params", "offload_activations",
     "optimizer_in_backward", "overhead_bytes", "fragmentation_frac", "n_virtual_stages", "lora_rank",
     "lora_all_linear", "lora_dropout", "fp32_grad_buffers", "optimizer_foreach", "ep", "etp",
-    "full_model_load",
+    "full_model_load", "hf_eager_code",
 )  # fmt: skip
 
 

@@ -290,6 +290,8 @@ def _unavailable(
     if shape is None:
         reason = "needs the model's shape; choose a preset or import a config.json"
         needs_layers = ("activations_gib", "logits_gib", "peak_gib_per_device", "max_micro_batch")
+        named_statistics = ("peak_allocated_gib", "peak_reserved_gib", "device_total_gib")
+        missing.update(dict.fromkeys(named_statistics, reason))
         missing.update(dict.fromkeys((*needs_layers, "loading_peak_gib"), reason))
         if s.method != "full":
             missing["lora adapters"] = "counted as 0 parameters without a shape"

@@ -26,6 +26,7 @@ FLAGS = {
     "lora_dropout",
     "fp32_grad_buffers",
     "optimizer_foreach",
+    "hf_eager_code",  # Hugging Face eager code's extra saved tensors (formulas/memory/eager.py)
     "full_model_load",  # model loading (issue 14 item 9): model_loading "full_on_gpu"
     "overlap_windows",  # communication (issue 14 item 6): overlap_model "windows"
     "hybrid_shard",

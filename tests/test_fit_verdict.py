@@ -89,7 +89,7 @@ def test_estimate_reports_three_statistics_and_the_verdict():
 
 
 # QLoRA Llama 3.1 8B on one RTX 4090 (23.99 GiB): device totals 15.0, 21.6 and 34.8 GiB at 1k, 2k and 4k tokens;
-# with the pooled band (x1.22) the 2k plan's high end, 26.4 GiB, is over the card: tight.
+# with the adapters' band (x1.27) the 2k plan's high end, 27.4 GiB, is over the card: tight.
 @pytest.mark.parametrize(
     ("seq_len", "verdict"),
     [(1024, "fits"), (2048, "tight — may run out of memory"), (4096, "does not fit")],

@@ -17,9 +17,8 @@ from planner import Scenario, open_library, shape_from_hf_config
 from planner.cli.main import main
 from planner.library import connect
 from planner.library.connect import create_library_engine, upgrade
-from tests.library_backends import ROOT
+from tests.library_backends import ROOT, hold_write, unwritable_home
 from tests.test_hf_config import LLAMA_31_8B
-from tests.test_library_hostile import _hold_write, unwritable_home
 
 
 def _planner(*args: str | bytes, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -57,14 +56,20 @@ def _main_line(capsys: pytest.CaptureFixture[str], *args: str) -> str:
         ([b"--name", b"n\xff"], "error: --name: is not valid UTF-8 text"),
     ],
 )
-def test_a_byte_that_is_not_utf8_is_refused_on_save(fresh_library, args, expected):
+def test_a_byte_that_is_not_utf8_is_refused_on_save(library_url, args, expected):
     command: list[str | bytes] = ["plans", "save", "--name", "plan", *args]
-    assert _one_line(_planner(*command)).startswith(expected)
-    assert open_library(fresh_library).count() == 0
+    assert _one_line(_planner(*command, env={"PLANNER_DB_URL": library_url})).startswith(expected)
+    assert open_library(library_url).count() == 0
 
 
-def test_a_tag_an_older_planner_stored_with_a_bad_byte_is_listed(fresh_library):
-    library = open_library(fresh_library)
+def test_a_search_with_a_byte_that_is_not_utf8_is_refused(fresh_library):
+    line = _one_line(_planner("plans", "list", "--search", b"lo\xffra"))
+    assert line.startswith("error: --search: is not valid UTF-8 text")
+
+
+def test_a_tag_an_older_planner_stored_with_a_bad_byte_is_listed(library_url, monkeypatch):
+    monkeypatch.setenv("PLANNER_DB_URL", library_url)
+    library = open_library(library_url)
     plan = library.create("tagged", Scenario())
     with library.engine.begin() as connection:
         connection.execute(
@@ -126,7 +131,7 @@ def test_a_write_held_by_another_process_says_locked_and_a_listing_does_not_wait
     monkeypatch.setattr(connect, "SQLITE_BUSY_TIMEOUT_S", 1)
     monkeypatch.setattr(connect, "PG_LOCK_TIMEOUT_S", 1)
     open_library(library_url).create("kept", Scenario())
-    holder = _hold_write(library_url, 30)
+    holder = hold_write(library_url, 30)
     try:
         started = time.monotonic()
         assert main(["plans", "list", "--format", "json"]) == 0

@@ -6,12 +6,9 @@ a raw database error."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 from alembic import command
@@ -24,7 +21,7 @@ from planner.library import connect
 from planner.library.connect import alembic_config, create_library_engine, upgrade
 from planner.library.store import PlanLibrary
 from planner.library.tables import MAX_PLAN_ID, metadata, plans
-from tests.library_backends import ROOT
+from tests.library_backends import hold_write, unwritable_home
 
 BAD_BYTE = "ok\udcff"  # what Python makes of the byte 0xFF typed on a command line (PEP 383)
 # Names that look like "plan" on screen: zero-width space, right-to-left override, full-width letters,
@@ -216,41 +213,10 @@ def test_huge_and_odd_ids_are_not_found_rather_than_crashing(library_url):
 
 # ------------------------------------------------------------------------------------ locks held elsewhere
 
-HOLD_SQLITE = """
-import sqlite3, sys, time
-connection = sqlite3.connect(sys.argv[1], isolation_level=None)
-connection.execute("BEGIN IMMEDIATE")
-connection.execute("UPDATE plans SET author = 'holder'")
-print("holding", flush=True)
-time.sleep(float(sys.argv[2]))
-connection.execute("ROLLBACK")
-"""
-HOLD_POSTGRES = """
-import psycopg, sys, time
-with psycopg.connect(sys.argv[1]) as connection:
-    connection.execute("UPDATE plans SET author = 'holder'")
-    connection.execute("LOCK TABLE plans IN " + sys.argv[3] + " MODE")
-    print("holding", flush=True)
-    time.sleep(float(sys.argv[2]))
-    connection.rollback()
-"""
-
-
-def _hold_write(url: str, seconds: float, mode: str = "SHARE ROW EXCLUSIVE") -> subprocess.Popen[str]:
-    """A second process that opens a write transaction on `url` and keeps it open for `seconds`."""
-    if url.startswith("sqlite"):
-        args = [HOLD_SQLITE, url.split(":///", 1)[1], str(seconds)]
-    else:
-        plain = url.replace("postgresql+psycopg://", "postgresql://")
-        args = [HOLD_POSTGRES, plain, str(seconds), mode]
-    holder = subprocess.Popen([sys.executable, "-c", *args], stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
-    return holder
-
 
 def test_a_listing_completes_in_under_a_second_while_another_process_holds_a_write(library_url):
     open_library(library_url).create("listed", Scenario())
-    holder = _hold_write(library_url, 20)
+    holder = hold_write(library_url, 20)
     try:
         started = time.monotonic()
         listed = _fresh_view(library_url).plans()  # a new engine, as a newly started CLI or replica has
@@ -265,7 +231,7 @@ def test_a_write_that_waits_too_long_for_a_held_lock_says_locked(library_url, mo
     monkeypatch.setattr(connect, "SQLITE_BUSY_TIMEOUT_S", 1)
     monkeypatch.setattr(connect, "PG_LOCK_TIMEOUT_S", 1)
     view = _fresh_view(library_url)
-    holder = _hold_write(library_url, 20)
+    holder = hold_write(library_url, 20)
     try:
         with pytest.raises(LibraryUnavailable) as refused:
             view.create("blocked", Scenario())
@@ -281,7 +247,7 @@ def test_a_query_that_runs_too_long_says_slow_on_postgresql(monkeypatch):
     url = fresh_postgres_database()
     monkeypatch.setattr(connect, "PG_STATEMENT_TIMEOUT_S", 1)
     view = _fresh_view(url)
-    holder = _hold_write(url, 20, mode="ACCESS EXCLUSIVE")  # even reads wait for this one
+    holder = hold_write(url, 20, mode="ACCESS EXCLUSIVE")  # even reads wait for this one
     try:
         with pytest.raises(LibraryUnavailable) as refused:
             view.plans()
@@ -289,6 +255,20 @@ def test_a_query_that_runs_too_long_says_slow_on_postgresql(monkeypatch):
         holder.kill()
         holder.wait()
     assert refused.value.kind == "slow" and "did not answer in time" in str(refused.value)
+
+
+def test_postgresql_gets_the_lock_and_statement_timeouts_and_keeps_the_urls_own_options():
+    from tests.library_backends import fresh_postgres_database
+
+    url = fresh_postgres_database()
+    with create_library_engine(url).connect() as connection:
+        assert connection.execute(text("SHOW lock_timeout")).scalar_one() == "30s"
+        assert connection.execute(text("SHOW statement_timeout")).scalar_one() == "1min"
+    own = f"{url}?options=-c%20statement_timeout%3D5s%20-c%20application_name%3Dteam"
+    with create_library_engine(own).connect() as connection:
+        assert connection.execute(text("SHOW statement_timeout")).scalar_one() == "5s"
+        assert connection.execute(text("SHOW application_name")).scalar_one() == "team"
+        assert connection.execute(text("SHOW lock_timeout")).scalar_one() == "30s"
 
 
 def test_unreachable_and_damaged_are_told_apart(tmp_path):
@@ -300,17 +280,6 @@ def test_unreachable_and_damaged_are_told_apart(tmp_path):
     with pytest.raises(LibraryUnavailable) as found:
         open_library("postgresql://nobody@127.0.0.1:1/none")
     assert found.value.kind == "unreachable" and "cannot be reached" in str(found.value)
-
-
-def unwritable_home(tmp_path: Path) -> Path:
-    """A HOME nobody can create folders in: a read-only folder, or (as root, whom permissions do not stop)
-    sysfs, which refuses new folders even to root."""
-    if os.geteuid() == 0:
-        return Path("/sys")
-    home = tmp_path / "readonly-home"
-    home.mkdir()
-    home.chmod(0o555)
-    return home
 
 
 def test_a_data_folder_that_cannot_be_created_is_named_with_what_to_do(tmp_path, monkeypatch):

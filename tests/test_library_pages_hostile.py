@@ -9,7 +9,7 @@ from sqlalchemy import text
 
 from planner import Scenario, open_library
 from planner.library.connect import create_library_engine, upgrade
-from tests.test_library_hostile import unwritable_home
+from tests.library_backends import unwritable_home
 from tests.test_scenarios_page import PAGE, ok, save_as, table, texts
 
 SHEET = "app_pages/plan_sheet.py"
@@ -20,20 +20,26 @@ def page(fresh_library, app):
     return ok(app.switch_page(PAGE).run())
 
 
-def test_a_stored_tag_and_author_that_are_not_utf8_are_shown_on_the_scenarios_page(fresh_library, app):
-    library = open_library(fresh_library)
+def test_a_stored_tag_that_is_not_utf8_is_shown_on_the_scenarios_page(library_url, app, monkeypatch):
+    monkeypatch.setenv("PLANNER_DB_URL", library_url)
+    library = open_library(library_url)
     plan = library.create("tagged", Scenario(), tags=["fine"], author="Ann")
     with library.engine.begin() as connection:  # what `plans save --tags` stored before it checked UTF-8
         connection.execute(
             text("UPDATE plans SET tags = :tags WHERE id = :id"), {"tags": '["ok\\udcff"]', "id": plan.id}
         )
-        connection.execute(
-            text("UPDATE plans SET updated_by = CAST(X'416EFF' AS TEXT)")
-        )  # raw bytes, another tool
     ok(app.switch_page(PAGE).run())
     shown = table(app, "Name")
-    assert list(shown["Name"]) == ["tagged"]
-    assert "ok\ufffd" in str(shown.iloc[0].to_dict())
+    assert list(shown["Name"]) == ["tagged"] and "ok\ufffd" in str(shown.iloc[0].to_dict())
+
+
+def test_bytes_another_tool_wrote_into_the_sqlite_file_are_shown_on_the_scenarios_page(fresh_library, app):
+    library = open_library(fresh_library)
+    library.create("tagged", Scenario(), author="Ann")
+    with library.engine.begin() as connection:  # raw bytes that are not UTF-8 ("An" and 0xFF)
+        connection.execute(text("UPDATE plans SET author = CAST(X'416EFF' AS TEXT)"))
+    ok(app.switch_page(PAGE).run())
+    assert list(table(app, "Name")["Author"]) == ["An\ufffd"]
 
 
 def test_a_lookalike_name_is_refused_naming_the_plan_it_looks_like(page):
@@ -64,8 +70,9 @@ def test_a_data_folder_that_cannot_be_created_is_named_on_the_scenarios_page_and
     assert list(app.data_editor[0].value["Name"]) == ["Current plan"]
 
 
-def test_a_library_of_a_newer_planner_is_refused_on_the_page(fresh_library, app):
-    engine = create_library_engine(fresh_library)
+def test_a_library_of_a_newer_planner_is_refused_on_the_page(library_url, app, monkeypatch):
+    monkeypatch.setenv("PLANNER_DB_URL", library_url)
+    engine = create_library_engine(library_url)
     upgrade(engine)
     with engine.begin() as connection:
         connection.execute(text("UPDATE alembic_version SET version_num = '0099_later'"))

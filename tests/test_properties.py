@@ -43,6 +43,9 @@ NEEDS_SHAPE = {
     "logits_gib",
     "fragmentation_gib",
     "peak_gib_per_device",
+    "peak_allocated_gib",  # the three named memory statistics
+    "peak_reserved_gib",
+    "device_total_gib",
     "headroom_gib",
     "max_micro_batch",
     "loading_peak_gib",  # the model-loading peak (issue 14 item 9) needs the layer count

@@ -118,7 +118,11 @@ def create_library_engine(url: str) -> Engine:
     timeouts = (
         f"-c lock_timeout={PG_LOCK_TIMEOUT_S * 1000} -c statement_timeout={PG_STATEMENT_TIMEOUT_S * 1000}"
     )
-    connect_args = {"connect_timeout": PG_CONNECT_TIMEOUT_S, "options": timeouts}
+    given = parsed.query.get(
+        "options", ""
+    )  # a URL's own ?options=... are kept, after ours: a team's own settings win
+    given = " ".join(given) if isinstance(given, tuple) else given
+    connect_args = {"connect_timeout": PG_CONNECT_TIMEOUT_S, "options": f"{timeouts} {given}".strip()}
     return create_engine(parsed, pool_pre_ping=True, connect_args=connect_args)
 
 

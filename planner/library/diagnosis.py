@@ -22,7 +22,7 @@ WHAT_TO_DO = {
     "damaged": "restore the file from a backup, or point PLANNER_DB_URL at another file",
     "locked": "another process holds a write open; try again, and stop that process if it stays stuck",
     "slow": "the database is overloaded; try again in a moment",
-    "newer": "upgrade the planner (pip install -U training-run-planner) to use it",
+    "newer": "upgrade the planner (to the version that wrote it, or a later one) to use it",
     "unwritable": "make it writable, or set PLANNER_DB_URL (or XDG_DATA_HOME) to a writable place",
 }
 # SQLSTATE classes and codes (PostgreSQL manual, appendix A) that say what went wrong.

@@ -56,7 +56,20 @@ def _invisible(char: str) -> bool:
 
 
 def fold_name(name: str) -> str:
-    """The key two plan names share when they look the same (the display name is stored as typed)."""
+    """The key two plan names share when they look the same (the display name is stored as typed).
+
+    Removing an invisible character can bring a letter and its mark together, which NFKC then composes: the
+    pass repeats until nothing changes (twice for almost every name), so the key of a key is the key itself."""
+    folded = _fold_once(name)
+    for _ in range(4):
+        again = _fold_once(folded)
+        if again == folded:
+            break
+        folded = again
+    return folded
+
+
+def _fold_once(name: str) -> str:
     kept: list[str] = []
     for char in unicodedata.normalize("NFKC", name):
         if _invisible(char):

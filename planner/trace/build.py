@@ -2,9 +2,9 @@
 
 Which class: the family's own modeling code in transformers (Llama, Mistral, Qwen2, Qwen3, Gemma 2), so
 the trace sees each family's real operators (Gemma 2's four norms per layer, Qwen2's query/key/value biases).
-Attention runs through `scaled_dot_product_attention`; on fake CPU tensors PyTorch picks its CPU flash
-kernel, which, like the CUDA flash kernel a GPU run picks, saves the output and the log-sum-exp rows and
-never an s x s score matrix. With the planner's flash-attention switch off the eager path is traced, which
+Attention runs through `scaled_dot_product_attention` as transformers calls it on a GPU (`CAUSAL_SDPA`); on
+fake CPU tensors PyTorch picks its CPU flash kernel, which, like the CUDA flash kernel a GPU run picks, saves
+the output and the log-sum-exp rows and never an s x s score matrix. With the planner's flash-attention switch off the eager path is traced, which
 keeps the softmax scores (what a GPU run without a fused kernel keeps).
 
 LoRA comes from PEFT (`get_peft_model`), whose adapters stay fp32 by default (`autocast_adapter_dtype`);
@@ -41,6 +41,35 @@ LORA_ALPHA_PER_RANK = 2
 LORA_DROPOUT = 0.1
 
 
+# What transformers' SDPA path does on a GPU for an unpadded causal batch: no mask tensor (`is_causal=True`) and
+# grouped-query attention inside the kernel (`enable_gqa`), so neither a b x s x s mask nor repeated key/value
+# heads exist (transformers/integrations/sdpa_attention.py `use_gqa_in_sdpa` and masking_utils.py
+# `_ignore_causal_mask_sdpa`). On fake tensors transformers cannot read the padding mask's values, so it would
+# build the mask and repeat the heads; this attention function, registered under its own name with a mask
+# function that builds nothing, makes the choice the GPU run makes.
+CAUSAL_SDPA = "planner_causal_sdpa"
+
+
+def _causal_sdpa(module: Any, query: Any, key: Any, value: Any, attention_mask: Any, **kwargs: Any) -> Any:
+    out = torch.nn.functional.scaled_dot_product_attention(
+        query, key, value, dropout_p=kwargs.get("dropout", 0.0), scale=kwargs.get("scaling"), is_causal=True,
+        enable_gqa=query.shape[1] != key.shape[1],
+    )  # fmt: skip
+    return out.transpose(1, 2).contiguous(), None
+
+
+def _no_mask(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+def _register_attention() -> None:
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface
+
+    AttentionInterface.register(CAUSAL_SDPA, _causal_sdpa)
+    AttentionMaskInterface.register(CAUSAL_SDPA, _no_mask)
+
+
 def hf_config(shape: ModelShape, flash_attention: bool) -> Any:
     """The transformers config of `shape` (its family's class), with SDPA or eager attention."""
     from transformers import CONFIG_MAPPING
@@ -61,7 +90,8 @@ def hf_config(shape: ModelShape, flash_attention: bool) -> Any:
     if model_type == "llama":
         fields |= {"attention_bias": shape.attn_bias, "mlp_bias": shape.mlp_bias}
     config = CONFIG_MAPPING[model_type](**fields)
-    config._attn_implementation = "sdpa" if flash_attention else "eager"
+    _register_attention()
+    config._attn_implementation = CAUSAL_SDPA if flash_attention else "eager"
     return config
 
 

@@ -36,6 +36,7 @@ def traced_step(s: Scenario, shape: ModelShape, seq_len: int) -> Traced:
         master=master and s.method == "full",
         optimizer=s.optimizer,
         foreach=s.optimizer_foreach,
+        sharded=s.n_gpus > 1,
     )
     with warnings.catch_warnings():  # transformers' deprecation notes: the library never prints
         warnings.simplefilter("ignore")
@@ -43,13 +44,17 @@ def traced_step(s: Scenario, shape: ModelShape, seq_len: int) -> Traced:
         if s.method == "lora":
             model = add_lora(model, s.lora_rank, s.lora_targets == "all_linear", s.lora_dropout)
         enable_recompute(model, s.recompute)
-        return _trace(model, plan)
+        return _trace(model, plan, s.n_gpus)
 
 
-def _trace(model: torch.nn.Module, plan: StepPlan) -> Traced:
+def _trace(model: torch.nn.Module, plan: StepPlan, world_size: int) -> Traced:
     tracker = StorageTracker()
     mode = FakeTensorMode()
     to_fake(model, mode)
+    if plan.sharded:
+        from planner.trace.sharded import shard
+
+        shard(model, world_size)
     with mode:
         for tensor in [*model.parameters(), *model.buffers()]:
             tracker.count(tensor, "weights")

@@ -6,9 +6,9 @@ does on one device. It refuses, with the field and the reason, what it would hav
   torchao kernels), 8-bit, paged and Adafactor optimizers (their states live outside torch.optim);
 - mixture-of-experts models (routing decides at run time which expert gets how many tokens) and families
   whose modeling code is not wired here;
-- more than one GPU with sharding, tensor, pipeline, context or expert parallelism (collectives over a fake
-  process group are not traced here), offloading, optimizer-in-backward and fused cross-entropy (kernels
-  outside the Hugging Face model code).
+- tensor, pipeline, context or expert parallelism, ZeRO-1/2 and hybrid sharding (several GPUs are traced only
+  as FSDP FULL_SHARD over a fake process group, `planner.trace.sharded`), offloading, optimizer-in-backward
+  and fused cross-entropy (kernels outside the Hugging Face model code).
 """
 
 from __future__ import annotations
@@ -20,8 +20,13 @@ from planner.inputs.scenario import Scenario
 from planner.model.shape import ModelShape
 
 TRACE_PACKAGES = ("torch", "transformers", "peft")
-ENABLE_HINT = "install the optional extra: pip install '.[trace]' (torch CPU build, transformers, peft)"
+TRACE_ENABLE_HINT = "install the optional extra: pip install '.[trace]' (torch CPU build, transformers, peft)"
 TRACED_FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "gemma2")
+# transformers refuses SDPA for Gemma 2 (attention logit soft-capping): eager attention only on fake CPU tensors
+EAGER_ONLY_FAMILIES = ("gemma2",)
+# A rank's shard is 1/n of each block; past 1,024 ranks a shard of a small test model is a few elements and
+# nothing is learnt that 1,024 does not show.
+MAX_TRACED_GPUS = 1024
 TRACED_OPTIMIZERS = ("adamw", "sgd", "sgd_momentum")
 TRACED_PRECISIONS = ("bf16_mixed", "fp16_mixed", "bf16_pure", "fp32")
 
@@ -31,7 +36,15 @@ class TraceUnavailable(PlannerError):
 
 
 def missing_packages() -> list[str]:
-    return [name for name in TRACE_PACKAGES if importlib.util.find_spec(name) is None]
+    """The trace's packages Python cannot find (without importing them: torch takes seconds to import)."""
+    return [name for name in TRACE_PACKAGES if not _findable(name)]
+
+
+def _findable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a finder that refuses the name, or a module set to None
+        return False
 
 
 def trace_available() -> bool:
@@ -41,7 +54,16 @@ def trace_available() -> bool:
 def require_packages() -> None:
     missing = missing_packages()
     if missing:
-        raise TraceUnavailable("trace", f"needs {', '.join(missing)}: {ENABLE_HINT}")
+        raise TraceUnavailable("trace", f"needs {', '.join(missing)}: {TRACE_ENABLE_HINT}")
+
+
+def trace_refusal(s: Scenario, shape: ModelShape | None) -> PlannerError | None:
+    """Why the trace cannot follow this plan (the input and the reason); None when it can."""
+    try:
+        check_traceable(s, shape)
+    except PlannerError as err:
+        return err
+    return None
 
 
 def check_traceable(s: Scenario, shape: ModelShape | None) -> ModelShape:
@@ -56,12 +78,14 @@ def check_traceable(s: Scenario, shape: ModelShape | None) -> ModelShape:
     if shape.family not in TRACED_FAMILIES:
         raise PlannerError("model", "no traced modeling code for this family", value=shape.family,
                            allowed=", ".join(TRACED_FAMILIES))  # fmt: skip
+    if shape.family in EAGER_ONLY_FAMILIES and s.flash_attention:
+        raise PlannerError("flash_attention", "Gemma 2's soft-capped attention has no SDPA path in transformers "
+                           "(its flash kernel needs CUDA): trace it with flash attention off", value=True,
+                           allowed="false", related=("model",))  # fmt: skip
     _check_choice("method", s.method, ("full", "lora"), "QLoRA's 4-bit kernels have no fake-tensor version")
     _check_choice("optimizer", s.optimizer, TRACED_OPTIMIZERS, "its states live outside torch.optim")
     _check_choice("precision", s.precision, TRACED_PRECISIONS, "fp8 kernels are not traced")
-    if s.n_gpus > 1:
-        raise PlannerError("n_gpus", "the trace follows one GPU: sharded and parallel layouts are not traced",
-                           value=s.n_gpus, allowed="1")  # fmt: skip
+    _check_layout(s)
     for name in ("offload_optimizer", "offload_params", "offload_activations", "optimizer_in_backward",
                  "fused_cross_entropy", "dropout"):  # fmt: skip
         if getattr(s, name):
@@ -71,6 +95,20 @@ def check_traceable(s: Scenario, shape: ModelShape | None) -> ModelShape:
         raise PlannerError("recompute", "attention-score recompute without flash attention is not traced",
                            value=s.recompute, related=("flash_attention",))  # fmt: skip
     return shape
+
+
+def _check_layout(s: Scenario) -> None:
+    """One GPU, or FSDP FULL_SHARD (ZeRO-3) over data parallelism only (planner.trace.sharded)."""
+    for name in ("tp", "pp", "cp"):
+        if getattr(s, name) > 1:
+            raise PlannerError(name, "tensor, pipeline and context parallelism are not traced", value=getattr(s, name),
+                               allowed="1")  # fmt: skip
+    if s.n_gpus > 1 and (s.zero_stage != 3 or s.hybrid_shard):
+        raise PlannerError("zero_stage", "on several GPUs only FSDP FULL_SHARD (ZeRO-3) is traced", value=s.zero_stage,
+                           allowed="3 without hybrid sharding, or 1 GPU", related=("n_gpus",))  # fmt: skip
+    if s.n_gpus > MAX_TRACED_GPUS:
+        raise PlannerError("n_gpus", "too many ranks for a fake process group", value=s.n_gpus,
+                           allowed=f"1-{MAX_TRACED_GPUS}")  # fmt: skip
 
 
 def _check_choice(field: str, value: str, allowed: tuple[str, ...], why: str) -> None:

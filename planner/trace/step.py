@@ -25,7 +25,7 @@ from planner.trace.tracker import StorageTracker
 
 OUTPUT_LABEL = "logits and loss"  # what the top module computes after its last layer: HF's loss
 BACKWARD_LABEL = "backward temporaries"
-_LAYER_INDEX = re.compile(r"\.layers\.\d+\.")
+_LAYER_INDEX = re.compile(r"\.layers\.\d+(?=\.|$)")
 _ROOTS = ("", "base_model", "base_model.model")  # the causal-LM module (PEFT wraps it twice)
 _WRAPPERS = ("base_model.model.", "_checkpoint_wrapped_module.", ".default")
 
@@ -39,6 +39,9 @@ class StepPlan:
     master: bool  # fp32 master weights beside 16-bit model weights
     optimizer: str  # adamw, sgd, sgd_momentum
     foreach: bool
+    sharded: bool = (
+        False  # FSDP2 parameters (its optimizer phase comes from the formulas: planner.trace.sharded)
+    )
 
 
 def module_label(name: str) -> str:
@@ -47,7 +50,7 @@ def module_label(name: str) -> str:
         return OUTPUT_LABEL
     for wrapper in _WRAPPERS:
         name = name.replace(wrapper, "")
-    return _LAYER_INDEX.sub(".layers.*.", name) or OUTPUT_LABEL
+    return _LAYER_INDEX.sub(".layers.*", name) or OUTPUT_LABEL
 
 
 def label_modules(model: nn.Module, tracker: StorageTracker) -> list[Any]:
@@ -73,11 +76,13 @@ def label_modules(model: nn.Module, tracker: StorageTracker) -> list[Any]:
 
 
 def make_optimizer(params: list[nn.Parameter], plan: StepPlan) -> torch.optim.Optimizer:
-    """The plan's torch.optim optimizer; the learning rate and momentum change no tensor size."""
+    """The plan's torch.optim optimizer; the learning rate and momentum change no tensor size. Sharded
+    parameters step one by one: the states are the same, and that phase is not read (`sharded`)."""
+    foreach, fused = (False, False) if plan.sharded else (plan.foreach, not plan.foreach)
     if plan.optimizer == "adamw":
-        return torch.optim.AdamW(params, lr=1e-5, foreach=plan.foreach, fused=not plan.foreach)
+        return torch.optim.AdamW(params, lr=1e-5, foreach=foreach, fused=fused)
     momentum = 0.9 if plan.optimizer == "sgd_momentum" else 0.0
-    return torch.optim.SGD(params, lr=1e-5, momentum=momentum, foreach=plan.foreach, fused=not plan.foreach)
+    return torch.optim.SGD(params, lr=1e-5, momentum=momentum, foreach=foreach, fused=fused)
 
 
 def run_step(model: nn.Module, plan: StepPlan, tracker: StorageTracker) -> None:

@@ -73,6 +73,7 @@ def trace_plan(scenario: Scenario, cats: Catalogs) -> TraceReport:
     started = time.perf_counter()
     phases, labels = traced_step(scenario, shape, resolved.seq_len)
     seconds = time.perf_counter() - started
+    phases, labels = with_formula_step(scenario, out, phases, labels)
     peak_phase = max(phases, key=lambda name: phases[name])
     traced = phases[peak_phase]
     formula = out["allocated_peak_bytes"]
@@ -97,6 +98,29 @@ def trace_plan(scenario: Scenario, cats: Catalogs) -> TraceReport:
     )
 
 
+# the formulas' components held during the optimizer step (planner.formulas.memory.peak `_phases`)
+OPTIMIZER_PHASE_TERMS = (
+    "weights_bytes",
+    "gradients_bytes",
+    "optimizer_bytes",
+    "master_bytes",
+    "optimizer_step_temp_bytes",
+)
+
+
+def with_formula_step(
+    s: Scenario, out: dict[str, float], phases: dict[str, int], labels: dict
+) -> tuple[dict, dict]:
+    """A sharded plan's optimizer phase from the formulas (FSDP2's step on fake tensors is not faithful)."""
+    if s.n_gpus == 1:
+        return phases, labels
+    terms = {key.removesuffix("_bytes"): int(out[key]) for key in OPTIMIZER_PHASE_TERMS}
+    return {**phases, "optimizer": sum(terms.values())}, {
+        **labels,
+        "optimizer": {f"{k} (formulas)": v for k, v in terms.items()},
+    }
+
+
 def _top_labels(labels: dict[str, int]) -> dict[str, float]:
     ranked = sorted(labels.items(), key=lambda item: -item[1])
     top = {name: size / GIB_BYTES for name, size in ranked[:TOP_MODULES]}
@@ -116,6 +140,9 @@ def _notes(s: Scenario) -> list[str]:
         notes.append(
             "selective (attention-score) recompute keeps nothing extra under flash attention: traced as none"
         )
+    if s.n_gpus > 1:
+        notes.append(f"rank 0 of {s.n_gpus} under FSDP2 (fully_shard per block) over a fake process group; the "
+                     "optimizer phase is the formulas' (FSDP2's step on fake tensors is not traced faithfully)")  # fmt: skip
     if s.grad_accum > 1:
         notes.append("two micro-batches traced: the second runs beside the first one's gradients")
     return notes

@@ -30,6 +30,12 @@ def rounded_bytes(n_bytes: int) -> int:
     return -(-n_bytes // BLOCK_BYTES) * BLOCK_BYTES
 
 
+def local(tensor: torch.Tensor) -> torch.Tensor:
+    """This rank's shard of a sharded (DTensor) parameter or gradient; any other tensor itself."""
+    to_local = getattr(tensor, "to_local", None)
+    return to_local() if to_local is not None else tensor
+
+
 class StorageTracker(TorchDispatchMode):
     """Live bytes by label, the peak of each phase and the labels' bytes at that peak."""
 
@@ -52,23 +58,56 @@ class StorageTracker(TorchDispatchMode):
 
     def count(self, tensor: torch.Tensor, label: str | None = None) -> None:
         """Count a tensor's storage once (parameters built before tracing, and every operator output)."""
-        storage = tensor.untyped_storage()
+        storage = local(tensor).untyped_storage()
         key = storage._cdata
         if key in self._counted:
             return
-        size = rounded_bytes(storage.nbytes())
         name = label or self.label
-        self._counted[key] = (name, size)
+        self._counted[key] = (name, 0)
         weakref.finalize(storage, self._free, key)
-        self.live_bytes += size
-        self.by_label[name] += size
+        self._resize(key, rounded_bytes(storage.nbytes()))
+
+    def _resize(self, key: int, size: int) -> None:
+        """Set a counted storage's size (a new one's, or one resized in place) and follow the peak."""
+        name, old = self._counted[key]
+        self._counted[key] = (name, size)
+        self.live_bytes += size - old
+        self.by_label[name] += size - old
         if self.live_bytes > self.phase_peak_bytes.get(self.phase, -1):
             self.phase_peak_bytes[self.phase] = self.live_bytes
             self.phase_peak_labels[self.phase] = {k: v for k, v in self.by_label.items() if v}
 
+    def resized(self, storage: torch.UntypedStorage) -> None:
+        """FSDP frees and refills its gathered parameters by resizing their storage in place
+        (`storage.resize_(0)`), which no operator shows: `follow_resizes` calls this after each."""
+        key = storage._cdata
+        if key in self._counted:
+            self._resize(key, rounded_bytes(storage.nbytes()))
+        elif storage.nbytes():
+            self._counted[key] = (self.label, 0)
+            weakref.finalize(storage, self._free, key)
+            self._resize(key, rounded_bytes(storage.nbytes()))
+
+    def __enter__(self) -> StorageTracker:
+        self._original_resize = torch.UntypedStorage.resize_
+        original, tracker = self._original_resize, self
+
+        def resize_(storage: torch.UntypedStorage, size: int) -> Any:
+            out = original(storage, size)
+            tracker.resized(storage)
+            return out
+
+        torch.UntypedStorage.resize_ = resize_  # type: ignore[method-assign, assignment]
+        super().__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        torch.UntypedStorage.resize_ = self._original_resize  # type: ignore[method-assign]
+        super().__exit__(*exc)
+
     def relabel(self, tensor: torch.Tensor, label: str) -> None:
         """Move a counted storage to another label (a gradient is created by backward, kept by the model)."""
-        key = tensor.untyped_storage()._cdata
+        key = local(tensor).untyped_storage()._cdata
         if key not in self._counted:
             self.count(tensor, label)
             return

@@ -1,6 +1,6 @@
 """The memory verdict's three states in a real browser: QLoRA Llama 3.1 8B on one RTX 4090 (23.99 GiB) at 1,024,
 2,048 and 4,096 tokens is "fits", "tight — may run out of memory" and "does not fit" (device totals 15.0, 21.6 and
-34.8 GiB; the high end of the measured error band at 2,048 tokens, 26.4 GiB, is over the card). Each plan is opened
+34.8 GiB; the high end of the measured error band at 2,048 tokens, 27.4 GiB, is over the card). Each plan is opened
 from its share URL; Overview's headline and breakdown and the Memory page's rows say the same verdict."""
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ def test_the_box_stays_closed_until_asked_for(app):
 def test_every_target_has_a_tab_a_preview_and_a_download(app):
     _opened(app)
     assert [t.label for t in app.tabs][: len(EXPORT_TARGETS)] == [
-        "DeepSpeed v0.16.4",
+        "DeepSpeed v0.19.8",
         "accelerate v1.14.0",
         "torchtune v0.6.1",
         "torchtitan v0.2.2",

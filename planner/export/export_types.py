@@ -15,7 +15,7 @@ TARGET_VERSIONS: dict[str, str] = {
     "accelerate": "accelerate v1.14.0",
     "torchtune": "torchtune v0.6.1",
     "torchtitan": "torchtitan v0.2.2",
-    "megatron": "Megatron-LM core_v0.15.3",
+    "megatron": "Megatron-LM core_v0.16.1",
 }
 
 

@@ -19,6 +19,7 @@ from planner.formulas.memory.loading import whole_model
 from planner.formulas.memory.model_states import stage_model_states
 from planner.formulas.memory.peak import MemoryBreakdown, MemoryInputs, max_micro_batch, memory_with_paging
 from planner.formulas.memory.recipes import Method, Recompute
+from planner.formulas.operators.step import BAND, operator_compute
 from planner.formulas.step import collectives, comm, compute, timing
 from planner.formulas.step.offload import OffloadStep
 from planner.post.step import is_sft, policy_view, post_training_outputs
@@ -119,22 +120,13 @@ def _run(
     utilisation_frac: Any,
     host: OffloadStep,
     memory_bound_s: Any,
+    operator_s: Any,
 ) -> timing.RunTime:
+    w, lay, g = c.workload, c.layout, c.gpu
+    rates = (model_fpt, hw_fpt, w.training_tokens, processed, batch, lay.n_gpus, g.peak_flops_per_s)
+    end_to_end = (utilisation_frac, g.utilisation_is_end_to_end)
     return timing.run_time(
-        model_fpt,
-        hw_fpt,
-        c.workload.training_tokens,
-        processed,
-        batch,
-        c.layout.n_gpus,
-        c.gpu.peak_flops_per_s,
-        utilisation_frac,
-        c.gpu.utilisation_is_end_to_end,
-        step_comm,
-        bubble,
-        c.layout.overlap_frac,
-        host,
-        memory_bound_s,
+        *rates, *end_to_end, step_comm, bubble, lay.overlap_frac, host, memory_bound_s, operator_s
     )
 
 
@@ -238,11 +230,14 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     host = offload_step(c, breakdown)
     common = (c, model_fpt, hw_fpt, processed, batch, step_comm, bubble)
     a2a_s, expert_at_peak_s = moe_critical_path_s(c)  # the experts' extra time scales with 1 / utilisation
+    ops, op_s = operator_compute(c)  # NaN without a shape: the preset's utilisation then
 
     def serial_s(utilisation_frac: Any) -> Any:  # per-step work on the critical path beside the FLOPs
-        return adapter_s + a2a_s + expert_at_peak_s / utilisation_frac
+        return (
+            adapter_s + a2a_s + expert_at_peak_s / np.where(np.isnan(op_s), utilisation_frac, ops.gemm_frac)
+        )
 
-    typical = _run(*common, g.utilisation_frac, host, serial_s(g.utilisation_frac))
+    typical = _run(*common, g.utilisation_frac, host, serial_s(g.utilisation_frac), op_s)
     io_s = checkpoint_io_s(c)
     out: Outputs = {
         **_inputs_shown(c),
@@ -269,8 +264,8 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
         "compute_wall_clock_s": typical.wall_clock_s,
     }
     if everything or not is_sft(c):  # the band's ends: the same run at the preset's low and high efficiency
-        slow = _run(*common, g.utilisation_frac_low, host, serial_s(g.utilisation_frac_low))
-        fast = _run(*common, g.utilisation_frac_high, host, serial_s(g.utilisation_frac_high))
+        slow = _run(*common, g.utilisation_frac_low, host, serial_s(g.utilisation_frac_low), op_s / BAND[0])
+        fast = _run(*common, g.utilisation_frac_high, host, serial_s(g.utilisation_frac_high), op_s / BAND[1])
         out["mfu_low"] = slow.mfu  # end to end like `mfu`: it brackets `mfu`
         out["mfu_high"] = fast.mfu
         out["wall_clock_s_low"] = fast.wall_clock_s + io_s

@@ -91,7 +91,10 @@ def case_efficiency(scenario: Scenario, facts: CaseFacts, cats: Catalogs) -> flo
     target is found on a grid of utilisations evaluated at once and interpolated in 1 / utilisation (exact
     where the step is linear in it), then refined once on a narrow grid.
     """
-    columns, out = evaluated(scenario, cats)
+    # The presets now serve only bare parameter counts: the FLOP model at a utilisation, which a NaN residual
+    # selects for every row (planner.formulas.operators.step.operator_compute)
+    columns = evaluated(scenario, cats)[0].replace(residual_frac=np.nan)
+    out = evaluate(columns)
     at_preset = read_out(columns, out, facts)
     ratio = facts.measured_value / at_preset
     target_step_s = float(out["step_time_s"]) * (

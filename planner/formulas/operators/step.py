@@ -1,0 +1,193 @@
+"""The operator model's compute time per optimizer step and GPU, read from `planner.columns.Columns`.
+
+The functions take the columns as `Any` (formulas sit below the pipeline's types and never import them) and
+read the model, layout, recipe, workload and GPU groups by their field names.
+
+Per micro-batch, each GPU runs its pipeline stage's layers on its share of the tokens (micro-batch × sequence
+/ context-parallel ranks) with 1/tp of every matrix. The FLOP counts are the planner's own
+(`planner.evaluate.flops_per_token`: weights 2·N per token per pass, attention, recompute); the operator model
+says how fast each kind runs:
+
+* the layer's matrix multiplies (QKV, attention output, MLP up/gate and down) at their per-GPU shapes, for
+  the forward (M = tokens), the data gradient (M = tokens, N and K swapped) and the weight gradient (M and N
+  the weight's, K = tokens; frozen weights skip it): `gemm`'s efficiency over the FLOP-weighted shapes;
+* the output head (N = vocabulary / tp) the same way; attention by `attention`; the element-wise work and
+  the loss by `memory_bound`; each pass at least its launches (`dispatch`);
+* once per step the optimizer update and gradient clipping over the GPU's share of trainable parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from planner.formulas.memory.recipes import Method, Recompute
+from planner.formulas.operators import attention, dispatch, gemm, memory_bound
+from planner.formulas.step.compute import Number, attention_fwd_flops_per_token
+
+
+@dataclass(frozen=True)
+class OperatorStep:
+    """Seconds per optimizer step on one GPU, by kind; `compute_s` is what the step's compute takes."""
+
+    gemm_s: Number
+    attention_s: Number
+    memory_bound_s: Number  # element-wise ops, loss, fp8 casts, optimizer step
+    launch_s: Number  # what the host's launches add where they outlast the GPU's work
+    compute_s: Number
+    optimizer_s: Number  # the optimizer update and clipping (part of memory_bound_s), once per step
+    gemm_frac: Number  # the layers' forward GEMMs' share of the matmul peak (the MoE experts' rate)
+
+
+def _shapes(c: Any) -> list[tuple[Any, Any]]:
+    """(N, K) of the layer's weight GEMMs on one GPU (forward: out = in[tokens × K] · W[K × N])."""
+    m, tp = c.model, c.layout.tp
+    q_dim, kv_dim = m.n_heads * m.head_dim, m.n_kv_heads * m.head_dim
+    return [
+        ((q_dim + 2.0 * kv_dim) / tp, m.hidden_size),
+        (m.hidden_size, q_dim / tp),
+        ((m.n_mlp_matrices - 1.0) * m.ffn_hidden_size / tp, m.hidden_size),
+        (m.hidden_size, m.ffn_hidden_size / tp),
+    ]
+
+
+def _pass_frac(c: Any, tokens: Any, shapes: list[tuple[Any, Any]], which: str) -> Any:
+    """FLOP-weighted share of the matmul peak over the shapes, for one pass ("fwd", "dgrad" or "wgrad")."""
+    g, bytes_el = c.gpu, c.recipe.activation_bytes_per_element
+    bw = c.gpu.memory_gb_per_s * 1e9 * g.memory_frac
+    flops, seconds = 0.0, 0.0
+    for n, k in shapes:
+        dims = {"fwd": (tokens, n, k), "dgrad": (tokens, k, n), "wgrad": (k, n, tokens)}[which]
+        flops = flops + gemm.gemm_flops(*dims)
+        seconds = seconds + gemm.gemm_time_s(
+            *dims, g.peak_flops_per_s, g.gemm_peak_frac, g.n_sms, bw, bytes_el
+        )
+    return flops / (seconds * g.peak_flops_per_s)
+
+
+def _gemm_s(c: Any, tokens: Any, shards: Any) -> tuple[Any, Any, Any, Any]:
+    """(forward, backward, recompute seconds of the GEMMs per micro-batch, forward rate) on one GPU."""
+    m, lay, g = c.model, c.layout, c.gpu
+    frozen = c.recipe.method != Method.FULL
+    layer_fwd = 2.0 * (m.n_layer_matmul_params + m.n_adapter_params * frozen) * tokens / shards
+    head_fwd = 2.0 * np.maximum(m.n_matmul_params - m.n_layer_matmul_params, 0.0) * tokens / shards
+    layer, head = _shapes(c), [(m.vocab_size / lay.tp, m.hidden_size)]
+    fwd_frac, head_frac = _pass_frac(c, tokens, layer, "fwd"), _pass_frac(c, tokens, head, "fwd")
+    peak = g.peak_flops_per_s
+    fwd = (layer_fwd / fwd_frac + head_fwd / head_frac) / peak
+    dgrad = layer_fwd / _pass_frac(c, tokens, layer, "dgrad") + head_fwd / _pass_frac(
+        c, tokens, head, "dgrad"
+    )
+    wgrad = layer_fwd / _pass_frac(c, tokens, layer, "wgrad") + head_fwd / _pass_frac(
+        c, tokens, head, "wgrad"
+    )
+    backward = (dgrad + np.where(frozen, 0.0, wgrad)) / peak
+    recompute = np.where(lay.recompute == Recompute.FULL, layer_fwd / fwd_frac / peak, 0.0)
+    return fwd, backward, recompute, fwd_frac
+
+
+def _attention_s(c: Any, tokens: Any, shards: Any) -> tuple[Any, Any]:
+    """(forward, backward + recompute seconds of the attention core per micro-batch) on one GPU."""
+    m, lay, g, seq = c.model, c.layout, c.gpu, c.workload.seq_len_tokens
+    flash = lay.flash_attention
+    per_token = attention_fwd_flops_per_token(m.n_layers, m.n_heads, m.head_dim, seq, 1) * np.where(
+        flash, 1.0, 2.0
+    )
+    fwd_flops = np.nan_to_num(per_token) * tokens / shards
+    scores = lay.micro_batch_seqs * m.n_heads / lay.tp * seq / lay.cp * seq * m.n_layers / lay.pp
+    bf16 = np.where(np.isnan(g.bf16_flops_per_s), g.peak_flops_per_s, g.bf16_flops_per_s)
+    bw = g.memory_gb_per_s * 1e9 * g.memory_frac
+
+    def seconds(flops: Any, passes: Any) -> Any:  # unfused score traffic split like the FLOPs: 1/3 forward
+        return attention.attention_time_s(
+            flops, flash, bf16, g.attention_frac, g.gemm_peak_frac, seq, m.head_dim, scores * passes, bw, 2.0
+        )
+
+    recompute = np.isin(lay.recompute, (Recompute.FULL, Recompute.SELECTIVE, Recompute.SELECTIVE_OP))
+    return seconds(fwd_flops, 1.0 / 3.0), seconds(fwd_flops * (2.0 + recompute), (2.0 + recompute) / 3.0)
+
+
+def _memory_bound_s(c: Any, tokens: Any) -> tuple[Any, Any, Any]:
+    """(forward, backward + recompute seconds of element-wise work and the loss per micro-batch, the
+    optimizer step per optimizer step) on one GPU."""
+    m, lay, r, g = c.model, c.layout, c.recipe, c.gpu
+    q_dim, kv_dim = m.n_heads * m.head_dim, m.n_kv_heads * m.head_dim
+    shape = (m.hidden_size, q_dim, kv_dim, m.ffn_hidden_size, m.n_mlp_matrices, lay.tp)
+    per_layer = memory_bound.layer_elements_per_token(*shape, lay.sequence_parallel, lay.dropout)
+    layers = m.n_layers / lay.pp
+    act_bytes = per_layer * tokens * layers * r.activation_bytes_per_element
+    cast_bytes = memory_bound.fp8_cast_elements_per_token(*shape) * tokens * layers
+    loss_per_logit = np.where(
+        lay.fused_cross_entropy, memory_bound.FUSED_LOSS_BYTES_PER_LOGIT, memory_bound.LOSS_BYTES_PER_LOGIT
+    )
+    loss_bytes = (
+        loss_per_logit * tokens * m.vocab_size / lay.tp / lay.pp
+    )  # the last stage's, spread like the head
+    full = lay.recompute == Recompute.FULL
+    fwd_bytes = act_bytes + g.fp8_compute * cast_bytes / 3.0
+    bwd_bytes = (
+        act_bytes * (memory_bound.BACKWARD_OVER_FORWARD + full) + g.fp8_compute * cast_bytes * 2.0 / 3.0
+    )
+    fwd = memory_bound.memory_time_s(fwd_bytes, g.memory_gb_per_s, g.memory_frac)
+    bwd = memory_bound.memory_time_s(bwd_bytes + loss_bytes, g.memory_gb_per_s, g.memory_frac)
+    return fwd, bwd, _optimizer_s(c)
+
+
+def _optimizer_s(c: Any) -> Any:
+    """The optimizer update and gradient clipping over this GPU's share of the trainable parameters."""
+    m, lay, r, g = c.model, c.layout, c.recipe, c.gpu
+    trainable = np.where(r.method != Method.FULL, m.n_adapter_params, m.n_params)
+    share = trainable / (lay.tp * lay.pp) / np.where(lay.zero_stage >= 1, lay.dp, 1.0)
+    per_param = memory_bound.optimizer_step_bytes_per_param(
+        r.grad_bytes_per_param,
+        r.master_bytes_per_param,
+        r.optimizer_bytes_per_param,
+        r.weight_bytes_per_param,
+    )
+    on_gpu = 1.0 - lay.offload_optimizer  # a CPU optimizer step is the offload model's
+    return memory_bound.memory_time_s(share * per_param * on_gpu, g.memory_gb_per_s, g.memory_frac)
+
+
+def operator_step(c: Any, host_s_per_kernel: Any = dispatch.HOST_S_PER_KERNEL) -> OperatorStep:
+    """Seconds per optimizer step on one GPU by kind of operator (see the module docstring)."""
+    lay = c.layout
+    tokens = lay.micro_batch_seqs * c.workload.seq_len_tokens / lay.cp  # this GPU's tokens per micro-batch
+    shards = lay.tp * lay.pp  # FLOPs per token are for the whole model; a GPU holds 1/(tp·pp) of them
+    gemm_fwd, gemm_bwd, gemm_rc, gemm_frac = _gemm_s(c, tokens, shards)
+    attn_fwd, attn_bwd = _attention_s(c, tokens, shards)
+    mem_fwd, mem_bwd, optimizer = _memory_bound_s(c, tokens)
+    layers = c.model.n_layers / lay.pp
+    recompute_kernels = np.where(lay.recompute == Recompute.FULL, dispatch.KERNELS_PER_LAYER_FORWARD, 0.0)
+    gpu_fwd = gemm_fwd + attn_fwd + mem_fwd
+    gpu_bwd = gemm_bwd + gemm_rc + attn_bwd + mem_bwd
+    fwd = dispatch.pass_time_s(gpu_fwd, layers * dispatch.KERNELS_PER_LAYER_FORWARD, host_s_per_kernel)
+    bwd = dispatch.pass_time_s(
+        gpu_bwd, layers * (dispatch.KERNELS_PER_LAYER_BACKWARD + recompute_kernels), host_s_per_kernel
+    )
+    n = lay.n_micro_batches
+    return OperatorStep(
+        gemm_s=n * (gemm_fwd + gemm_bwd + gemm_rc),
+        attention_s=n * (attn_fwd + attn_bwd),
+        memory_bound_s=n * (mem_fwd + mem_bwd) + optimizer,
+        launch_s=n * (fwd + bwd - gpu_fwd - gpu_bwd),
+        compute_s=n * (fwd + bwd) + optimizer,
+        optimizer_s=optimizer,
+        gemm_frac=gemm_frac,
+    )
+
+
+# The band around the operator model's compute: ±20 % of its rate, the narrowest band the efficiency presets
+# allowed (planner.catalogue.efficiency.MIN_BAND_FRAC: one setup cannot show the spread between a first attempt
+# and a tuned run). Slow end: compute / 0.8, fast end: compute / 1.2.
+BAND = (0.8, 1.2)
+
+
+def operator_compute(c: Any) -> tuple[OperatorStep, Any]:
+    """The operator model's parts and its compute per step; NaN for a model without a shape (a bare parameter
+    count has no matrices to time, so the utilisation preset stays for it)."""
+    ops = operator_step(c)
+    return ops, np.where(
+        c.model.has_shape > 0, ops.compute_s / c.gpu.residual_frac, np.nan
+    )  # NaN residual: presets

@@ -19,6 +19,7 @@ from planner.formulas.memory.loading import whole_model
 from planner.formulas.memory.model_states import stage_model_states
 from planner.formulas.memory.peak import MemoryBreakdown, MemoryInputs, max_micro_batch, memory_with_paging
 from planner.formulas.memory.recipes import Method, Recompute
+from planner.formulas.operators.outputs import bound_by_code, step_parts
 from planner.formulas.operators.step import BAND, operator_compute
 from planner.formulas.step import collectives, comm, compute, timing
 from planner.formulas.step.offload import OffloadStep
@@ -262,6 +263,7 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
         "checkpoint_io_s": io_s,
         "wall_clock_s": typical.wall_clock_s + io_s,
         "compute_wall_clock_s": typical.wall_clock_s,
+        **step_parts(ops, typical, op_s, 1.0 - g.utilisation_is_end_to_end, typical.bubble_frac),
     }
     if everything or not is_sft(c):  # the band's ends: the same run at the preset's low and high efficiency
         slow = _run(*common, g.utilisation_frac_low, host, serial_s(g.utilisation_frac_low), op_s / BAND[0])
@@ -273,6 +275,7 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     out["per_device_flops_per_s"] = typical.mfu * g.peak_flops_per_s
     out["cluster_flops_per_s"] = out["per_device_flops_per_s"] * lay.n_gpus
     out["tokens_per_s"] = w.training_tokens / out["wall_clock_s"]
+    out["bound_by_code"] = bound_by_code(out)  # the step's largest part (planner.formulas.operators)
     out.update(_memory(c, memory, everything))
     out.update(post_training_outputs(c, out, breakdown, inputs))
     fits = fits_vram(

@@ -17,11 +17,12 @@ from typing import Any, Final, get_args
 
 from pydantic import ConfigDict
 
+from planner.formulas.operators.outputs import STEP_PART_ROWS, StepPartsFigures
 from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 from planner.post.outputs import POST_TRAINING_ROWS, PostTrainingFigures
 
 
-class Estimate(PostTrainingFigures):
+class Estimate(PostTrainingFigures, StepPartsFigures):
     """Every figure of one plan. `None` means "cannot be computed from these inputs" (see `unavailable`);
     the post-training figures are declared in `planner.post.outputs`."""
 
@@ -119,8 +120,7 @@ class Estimate(PostTrainingFigures):
     unavailable: dict[str, str]
 
     def to_flat(self) -> dict[str, Any]:
-        """JSON-ready: NaN never leaves the library (it becomes None). The plain figures come first, the
-        post-training ones after them."""
+        """JSON-ready: NaN never leaves the library (it becomes None); plain figures first, post-training last."""
         out: dict[str, Any] = {}
         dumped = self.model_dump()
         post = [key for key in PostTrainingFigures.model_fields]
@@ -274,7 +274,7 @@ OUTPUTS: Final = (
     *_rows("min", ("checkpoint_interval_min", "Checkpoint interval (min)", "checkpoint_interval_s")),
     *_rows("s", ("checkpoint_write_s", "Checkpoint write (s)", "checkpoint_write_s")),
     *_rows("fraction", ("goodput_frac", "Goodput (plain ÷ with failures)", "goodput_frac")),
-    *(Output(key, unit, label, source) for key, unit, label, source in POST_TRAINING_ROWS),
+    *(Output(key, unit, label, source) for key, unit, label, source in POST_TRAINING_ROWS + STEP_PART_ROWS),
 )
 OUTPUT_BY_KEY: Final = {output.key: output for output in OUTPUTS}
 # Estimate's figures that come from the table, and those that are None (not NaN) when they cannot be computed

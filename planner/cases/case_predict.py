@@ -68,13 +68,14 @@ def read_out(c: Columns, out: Mapping[str, Any], facts: CaseFacts) -> float:
 
 
 def interpreted_unit(c: Columns, out: Mapping[str, Any], facts: CaseFacts) -> str:
-    """The unit a value is read in; an ambiguous tokens/s is total when a per-GPU reading would need more
-    model FLOP/s than the GPU's dense peak (the only physically possible reading), per GPU otherwise."""
+    """The unit a value is read in. A tokens/s that its source does not state as per GPU or total is per GPU
+    on one GPU (both readings agree); on more GPUs the row cannot be scored without looking at the measured
+    value to pick a reading, which would read the answer back into the prediction: it is skipped."""
     if facts.measured_unit != "tokens_per_s_ambiguous":
         return facts.measured_unit
-    model_per_token = float(out["model_flops"] / out["processed_tokens"])
-    per_gpu_ceiling = c.gpu.peak_flops_per_s / model_per_token
-    return "tokens_per_s_total" if facts.measured_value > per_gpu_ceiling else "tokens_per_s_per_gpu"
+    if float(np.max(c.layout.n_gpus)) == 1.0:
+        return "tokens_per_s_per_gpu"
+    raise ValueError("tokens/s not stated as per GPU or total on several GPUs: skipped rather than guessed")
 
 
 def source_flops_per_token(c: Columns, facts: CaseFacts) -> tuple[Any, Any]:

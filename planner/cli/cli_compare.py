@@ -34,6 +34,7 @@ TABLE_COLUMNS = (
     "energy_kwh",
     "co2e_kg",
     "on_frontier",
+    "bound_by",  # the largest part of each GPU's step, in words
     "status",
 )
 # A post-training comparison's table adds the models beside the policy, the KV cache and the time by part

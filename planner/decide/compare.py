@@ -23,6 +23,7 @@ from planner.catalogue.catalog import Catalogs
 from planner.columns import Columns, GpuColumns, map_columns, stack
 from planner.evaluate import evaluate
 from planner.formulas.memory.recipes import PEAK_PHASE_NAMES
+from planner.formulas.operators.outputs import bound_by_words
 from planner.inputs.scenario import Scenario
 from planner.resolve import GpuProvenance, gpu_columns, resolve
 from planner.results import shown
@@ -124,7 +125,13 @@ def compare_gpus(s: Scenario, cats: Catalogs, max_gpus: int = MAX_GPUS) -> pl.Da
     fits = grid["fits_vram"]  # evaluate's verdict, the same one the single estimate reports
     current = int(np.flatnonzero(counts == s.n_gpus)[0])
     at_current = {key: value[:, current] for key, value in grid.items()}
-    return _frame(s, per_gpu, at_current, fits[:, current], _fewest(fits, counts))
+    frame = _frame(s, per_gpu, at_current, fits[:, current], _fewest(fits, counts))
+    lay = resolved.columns.layout  # why each GPU's step takes what it takes (the largest part, in words)
+    words = [
+        bound_by_words(int(code), lay.tp, lay.cp, lay.pp, lay.n_gpus_per_node)
+        for code in at_current["bound_by_code"]
+    ]
+    return frame.with_columns(pl.Series("bound_by", words, dtype=pl.String))
 
 
 @dataclass(frozen=True)

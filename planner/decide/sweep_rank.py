@@ -13,6 +13,7 @@ from planner.decide.sweep_grid import LayoutGrid
 from planner.decide.sweep_types import Constraints
 from planner.evaluate import evaluate
 from planner.formulas.memory.recipes import Recompute
+from planner.formulas.operators.outputs import bound_by_words
 from planner.formulas.units import SECONDS_PER_HOUR
 from planner.resolve import Resolved
 from planner.results import shown
@@ -160,17 +161,27 @@ def result_frame(
         one = resolved[int(gpu_index)]
         layout = grid.take(kept.layout_index[indices[where]])
         generating = "n_generation_gpus" in layout
-        figures = shown(
-            evaluate(one.columns.replace(**layout)), _FLOAT + (GENERATION_FIGURES if generating else ())
-        )
+        out = evaluate(one.columns.replace(**layout))
+        figures = shown(out, _FLOAT + (GENERATION_FIGURES if generating else ()))
         for name in (*OFFLOAD_COLUMNS, "ep"):  # the scenario's own unless the grid varies them
             layout.setdefault(name, np.full(len(where), float(getattr(one.columns.layout, name))))
         for i, position in enumerate(where):
-            records[position] = _record(str(one.gpu["name"]), layout, figures, i)
+            records[position] = {
+                **_record(str(one.gpu["name"]), layout, figures, i),
+                "bound_by": _bound(one, layout, out, i),
+            }
     schema = {**_SCHEMA, **(_GENERATION_SCHEMA if "n_generation_gpus" in grid.columns else {})}
     frame = pl.DataFrame(records, schema=schema, orient="row") if records else pl.DataFrame(schema=schema)
     return frame.with_columns(pl.int_range(1, frame.height + 1, dtype=pl.Int64).alias("rank")).select(
         "rank", *schema
+    )
+
+
+def _bound(one: Resolved, layout: dict[str, np.ndarray], out: dict[str, Any], i: int) -> str:
+    """Why the plan's step takes what it takes: its largest part in words (planner.formulas.operators.outputs)."""
+    degrees = [_value(layout.get(name, getattr(one.columns.layout, name)), i) for name in ("tp", "cp", "pp")]
+    return bound_by_words(
+        int(_value(out["bound_by_code"], i)), *degrees, float(one.columns.layout.n_gpus_per_node)
     )
 
 
@@ -231,4 +242,5 @@ _SCHEMA: dict[str, Any] = {
     **dict.fromkeys(_INT[7:], pl.Int64),
     **dict.fromkeys(OFFLOAD_COLUMNS, pl.Boolean),
     **dict.fromkeys(_FLOAT, pl.Float64),
+    "bound_by": pl.String,
 }

@@ -41,30 +41,41 @@ class OperatorStep:
     gemm_frac: Number  # the layers' forward GEMMs' share of the matmul peak (the MoE experts' rate)
 
 
-def _shapes(c: Any) -> list[tuple[Any, Any]]:
-    """(N, K) of the layer's weight GEMMs on one GPU (forward: out = in[tokens × K] · W[K × N])."""
+def _shapes(c: Any, tokens: Any) -> tuple[Any, Any]:
+    """(N, K) stacked over the GEMMs one GPU runs per layer (QKV, attention output, MLP up/gate, MLP down)
+    and, last, the output head (forward: out = in[tokens × K] · W[K × N]); one row per GEMM."""
     m, tp = c.model, c.layout.tp
     q_dim, kv_dim = m.n_heads * m.head_dim, m.n_kv_heads * m.head_dim
-    return [
-        ((q_dim + 2.0 * kv_dim) / tp, m.hidden_size),
-        (m.hidden_size, q_dim / tp),
-        ((m.n_mlp_matrices - 1.0) * m.ffn_hidden_size / tp, m.hidden_size),
-        (m.hidden_size, m.ffn_hidden_size / tp),
-    ]
+    n = ((q_dim + 2.0 * kv_dim) / tp, m.hidden_size, (m.n_mlp_matrices - 1.0) * m.ffn_hidden_size / tp)
+    k = (m.hidden_size, q_dim / tp, m.hidden_size, m.ffn_hidden_size / tp, m.hidden_size)
+    g = c.gpu  # every column a GEMM's time reads: the stacks take their common shape (one row per GEMM)
+    columns = (
+        *n,
+        *k,
+        tokens,
+        g.peak_flops_per_s,
+        g.n_sms,
+        g.memory_frac,
+        c.recipe.activation_bytes_per_element,
+    )
+    rows = np.broadcast_shapes(*(np.shape(x) for x in columns))
+    return _stack((*n, m.hidden_size, m.vocab_size / tp), rows), _stack(k, rows)
 
 
-def _pass_frac(c: Any, tokens: Any, shapes: list[tuple[Any, Any]], which: str) -> Any:
-    """FLOP-weighted share of the matmul peak over the shapes, for one pass ("fwd", "dgrad" or "wgrad")."""
+def _stack(columns: tuple[Any, ...], rows: tuple[int, ...]) -> Any:
+    return np.stack([np.broadcast_to(np.asarray(x, dtype=float), rows) for x in columns])
+
+
+def _pass_frac(c: Any, tokens: Any, n: Any, k: Any, which: str) -> tuple[Any, Any]:
+    """(layer, head) FLOP-weighted share of the matmul peak for one pass ("fwd", "dgrad" or "wgrad")."""
     g, bytes_el = c.gpu, c.recipe.activation_bytes_per_element
     bw = c.gpu.memory_gb_per_s * 1e9 * g.memory_frac
-    flops, seconds = 0.0, 0.0
-    for n, k in shapes:
-        dims = {"fwd": (tokens, n, k), "dgrad": (tokens, k, n), "wgrad": (k, n, tokens)}[which]
-        flops = flops + gemm.gemm_flops(*dims)
-        seconds = seconds + gemm.gemm_time_s(
-            *dims, g.peak_flops_per_s, g.gemm_peak_frac, g.n_sms, bw, bytes_el
-        )
-    return flops / (seconds * g.peak_flops_per_s)
+    dims = {"fwd": (tokens, n, k), "dgrad": (tokens, k, n), "wgrad": (k, n, tokens)}[which]
+    flops = gemm.gemm_flops(*dims)
+    seconds = gemm.gemm_time_s(*dims, g.peak_flops_per_s, g.gemm_peak_frac, g.n_sms, bw, bytes_el)
+    rate = flops / (seconds * g.peak_flops_per_s)
+    layer = flops[:4].sum(axis=0) / (seconds[:4].sum(axis=0) * g.peak_flops_per_s)
+    return layer, rate[4]
 
 
 def _gemm_s(c: Any, tokens: Any, shards: Any) -> tuple[Any, Any, Any, Any]:
@@ -73,19 +84,16 @@ def _gemm_s(c: Any, tokens: Any, shards: Any) -> tuple[Any, Any, Any, Any]:
     frozen = c.recipe.method != Method.FULL
     layer_fwd = 2.0 * (m.n_layer_matmul_params + m.n_adapter_params * frozen) * tokens / shards
     head_fwd = 2.0 * np.maximum(m.n_matmul_params - m.n_layer_matmul_params, 0.0) * tokens / shards
-    layer, head = _shapes(c), [(m.vocab_size / lay.tp, m.hidden_size)]
-    fwd_frac, head_frac = _pass_frac(c, tokens, layer, "fwd"), _pass_frac(c, tokens, head, "fwd")
-    peak = g.peak_flops_per_s
-    fwd = (layer_fwd / fwd_frac + head_fwd / head_frac) / peak
-    dgrad = layer_fwd / _pass_frac(c, tokens, layer, "dgrad") + head_fwd / _pass_frac(
-        c, tokens, head, "dgrad"
-    )
-    wgrad = layer_fwd / _pass_frac(c, tokens, layer, "wgrad") + head_fwd / _pass_frac(
-        c, tokens, head, "wgrad"
-    )
-    backward = (dgrad + np.where(frozen, 0.0, wgrad)) / peak
-    recompute = np.where(lay.recompute == Recompute.FULL, layer_fwd / fwd_frac / peak, 0.0)
-    return fwd, backward, recompute, fwd_frac
+    n, k = _shapes(c, tokens)
+    passes = {which: _pass_frac(c, tokens, n, k, which) for which in ("fwd", "dgrad", "wgrad")}
+    seconds = {
+        which: (layer_fwd / fracs[0] + head_fwd / fracs[1]) / g.peak_flops_per_s
+        for which, fracs in passes.items()
+    }
+    backward = seconds["dgrad"] + np.where(frozen, 0.0, seconds["wgrad"])
+    fwd_frac = passes["fwd"][0]
+    recompute = np.where(lay.recompute == Recompute.FULL, layer_fwd / fwd_frac / g.peak_flops_per_s, 0.0)
+    return seconds["fwd"], backward, recompute, fwd_frac
 
 
 def _attention_s(c: Any, tokens: Any, shards: Any) -> tuple[Any, Any]:
@@ -146,8 +154,9 @@ def _optimizer_s(c: Any) -> Any:
         r.optimizer_bytes_per_param,
         r.weight_bytes_per_param,
     )
-    on_gpu = 1.0 - lay.offload_optimizer  # a CPU optimizer step is the offload model's
-    return memory_bound.memory_time_s(share * per_param * on_gpu, g.memory_gb_per_s, g.memory_frac)
+    # With the optimizer offloaded the offload model adds the CPU step; the GPU's pass is kept (it still
+    # clips and casts the gradients it sends), so offloading never makes a step faster.
+    return memory_bound.memory_time_s(share * per_param, g.memory_gb_per_s, g.memory_frac)
 
 
 def operator_step(c: Any, host_s_per_kernel: Any = dispatch.HOST_S_PER_KERNEL) -> OperatorStep:
@@ -171,7 +180,7 @@ def operator_step(c: Any, host_s_per_kernel: Any = dispatch.HOST_S_PER_KERNEL) -
         gemm_s=n * (gemm_fwd + gemm_bwd + gemm_rc),
         attention_s=n * (attn_fwd + attn_bwd),
         memory_bound_s=n * (mem_fwd + mem_bwd) + optimizer,
-        launch_s=n * (fwd + bwd - gpu_fwd - gpu_bwd),
+        launch_s=n * ((fwd - gpu_fwd) + (bwd - gpu_bwd)),
         compute_s=n * (fwd + bwd) + optimizer,
         optimizer_s=optimizer,
         gemm_frac=gemm_frac,

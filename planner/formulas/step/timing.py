@@ -168,6 +168,8 @@ class RunTime:
     mfu: Number  # achieved, end to end
     hfu: Number
     offload_time_s: Number = 0.0  # per step, exposed host transfers and CPU optimizer step (preset mode only)
+    exposed_pipelined_s: Number = 0.0  # the exposed TP/CP/PP traffic inside the micro-batches
+    compute_and_pipelined_s: Number = 0.0  # what the pipeline bubble stretches: compute + exposed_pipelined_s
 
 
 def run_time(
@@ -229,6 +231,8 @@ def run_time(
         mfu=as_number(flops_utilisation(model_step, step, n_gpus, peak_flops_per_s)),
         hfu=as_number(flops_utilisation(hardware_step, step, n_gpus, peak_flops_per_s)),
         offload_time_s=as_number(np.where(end_to_end, 0.0, offload_s) + 0.0 * step) if offloads else 0.0,
+        exposed_pipelined_s=as_number(np.where(end_to_end, 0.0, pipelined)),
+        compute_and_pipelined_s=as_number(np.where(end_to_end, 0.0, preset_compute + pipelined)),
     )
 
 

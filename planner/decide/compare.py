@@ -127,10 +127,8 @@ def compare_gpus(s: Scenario, cats: Catalogs, max_gpus: int = MAX_GPUS) -> pl.Da
     at_current = {key: value[:, current] for key, value in grid.items()}
     frame = _frame(s, per_gpu, at_current, fits[:, current], _fewest(fits, counts))
     lay = resolved.columns.layout  # why each GPU's step takes what it takes (the largest part, in words)
-    words = [
-        bound_by_words(int(code), lay.tp, lay.cp, lay.pp, lay.n_gpus_per_node)
-        for code in at_current["bound_by_code"]
-    ]
+    degrees = [float(np.max(getattr(lay, name))) for name in ("tp", "cp", "pp", "n_gpus_per_node")]
+    words = [bound_by_words(int(code), *degrees) for code in at_current["bound_by_code"]]
     return frame.with_columns(pl.Series("bound_by", words, dtype=pl.String))
 
 

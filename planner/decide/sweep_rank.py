@@ -179,10 +179,11 @@ def result_frame(
 
 def _bound(one: Resolved, layout: dict[str, np.ndarray], out: dict[str, Any], i: int) -> str:
     """Why the plan's step takes what it takes: its largest part in words (planner.formulas.operators.outputs)."""
-    degrees = [_value(layout.get(name, getattr(one.columns.layout, name)), i) for name in ("tp", "cp", "pp")]
-    return bound_by_words(
-        int(_value(out["bound_by_code"], i)), *degrees, float(one.columns.layout.n_gpus_per_node)
+    tp, cp, pp = (
+        _value(layout.get(name, getattr(one.columns.layout, name)), i) for name in ("tp", "cp", "pp")
     )
+    per_node = float(one.columns.layout.n_gpus_per_node)
+    return bound_by_words(int(_value(out["bound_by_code"], i)), tp, cp, pp, per_node)
 
 
 def _value(values: Any, i: int) -> float:

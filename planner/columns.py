@@ -125,6 +125,7 @@ class LayoutColumns:
     overlap_windows: Column = 0.0  # flag: overlap_model "windows" (data-parallel sync behind its window only)
     etp: Column = 0.0  # expert tensor parallelism (issue 14 item 1): experts split over etp; 0 = follows tp
     full_model_load: Column = 0.0  # flag: the whole model on each GPU before sharding (issue 14 item 9)
+    tp_comm_overlap: Column = 0.0  # flag: tensor-parallel collectives hide under the GEMMs (else exposed)
 
 
 @dataclass(frozen=True)

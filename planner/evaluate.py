@@ -107,7 +107,8 @@ def _step_comm(c: Columns) -> comm.StepComm:
     unhidden = step.data_parallel_unhidden_frac  # used only by the windows overlap model
     if np.any(step.windows):
         unhidden = np.where((lay.zero_stage >= 1) & (m.has_shape == 0), 0.0, unhidden)
-    return replace(step, pipelined_s=pipelined, data_parallel_unhidden_frac=unhidden)
+    tensor = step.exposed_tensor_s * (1.0 - lay.tp_comm_overlap) * (m.has_shape > 0)  # Megatron's option
+    return replace(step, pipelined_s=pipelined, data_parallel_unhidden_frac=unhidden, exposed_tensor_s=tensor)
 
 
 def _run(

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from planner.catalogue.catalog import default_catalogs
 from planner.catalogue.microbench import gpu_constants
+from planner.estimate import estimate
 from planner.evaluate import evaluate
 from planner.formulas.operators import attention, dispatch, gemm, memory_bound
 from planner.formulas.operators.step import operator_step
@@ -164,3 +165,42 @@ def test_tp_beyond_a_node_is_never_cheaper_in_communication():
     across = _step(model="Llama 3.1 70B", tp=16, n_gpus=16, gpus_per_node=8)[2]
     assert across["comm_time_s"] >= inside["comm_time_s"]
     assert math.isfinite(across["step_time_s"])
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {},
+        {"model": "Llama 3.1 70B", "n_gpus": 16, "tp": 8, "pp": 2, "grad_accum": 4},
+        {"method": "qlora", "n_gpus": 1},
+        {"model": "Llama 3.1 70B", "n_gpus": 8, "offload_optimizer": True, "zero_stage": 3},
+    ],
+)
+def test_the_reported_parts_add_up_to_the_step(fields):
+    base = {"model": "Llama 3.1 8B", "gpu": "H100 SXM", "n_gpus": 8, "seq_len": 4096}
+    e = estimate(Scenario(**{**base, **fields}), CATS)
+    parts = (
+        e.gemm_time_s + e.attention_time_s + e.memory_bound_time_s + e.launch_overhead_s + e.residual_time_s
+    )
+    parts += e.adapter_memory_time_s + e.offload_time_s + e.exposed_pipelined_comm_s
+    parts += e.exposed_data_parallel_comm_s + e.bubble_time_s
+    assert parts == pytest.approx(e.step_time_s, rel=1e-9)
+    assert e.bound_by
+
+
+def test_tensor_parallel_collectives_are_exposed_unless_overlapped():
+    # Llama 3.1 8B, TP 8 in one node: without Megatron's tp_comm_overlap every tensor-parallel collective waits
+    # on the critical path; with it only the hideable share stays (the overlap share of the compute hides it)
+    plain = _step(tp=8, grad_accum=8)[2]
+    overlapped = _step(tp=8, grad_accum=8, tp_comm_overlap=True)[2]
+    assert plain["step_time_s"] > overlapped["step_time_s"]
+    assert plain["exposed_pipelined_comm_s"] - overlapped["exposed_pipelined_comm_s"] == pytest.approx(
+        plain["step_time_s"] - overlapped["step_time_s"], rel=1e-9
+    )
+    # Written out: 8 micro-batches × 4 all-reduces × 32 layers of 4,096 tokens × 4,096 × 2 bytes (33.5 MB), each
+    # ring all-reduce sending 2 · 7/8 of it (58.7 MB) over NVLink at 450 GB/s: 6.01e10 B / 4.5e11 B/s = 0.1336 s.
+    tensor_s = 8 * 4 * 32 * (2 * 7 / 8 * 4096 * 4096 * 2) / 450e9
+    assert tensor_s == pytest.approx(0.1336, rel=1e-3)
+    # with overlap (compute longer than the traffic) 0.9 of it hides; without, all of it waits: 0.9 × 0.1336 more
+    diff = plain["exposed_pipelined_comm_s"] - overlapped["exposed_pipelined_comm_s"]
+    assert diff == pytest.approx(0.9 * tensor_s, rel=1e-9)

@@ -96,7 +96,10 @@ def case_efficiency(scenario: Scenario, facts: CaseFacts, cats: Catalogs) -> flo
     # selects for every row (planner.formulas.operators.step.operator_compute)
     columns = evaluated(scenario, cats)[0].replace(residual_frac=np.nan)
     out = evaluate(columns)
-    at_preset = read_out(columns, out, facts)
+    try:
+        at_preset = read_out(columns, out, facts)
+    except ValueError as err:  # a row that cannot be read without its measured value (ambiguous unit)
+        return str(err)
     ratio = facts.measured_value / at_preset
     target_step_s = float(out["step_time_s"]) * (
         ratio if facts.measured_unit in STEP_PROPORTIONAL_UNITS else 1 / ratio

@@ -205,9 +205,12 @@ def run_time(
     from_flops = compute_time_s(hardware_step, n_gpus, peak_flops_per_s, utilisation_frac)
     preset_compute = np.where(np.isnan(operator_compute_s), from_flops, operator_compute_s) + memory_bound_s
     windows = (comm.data_parallel_window_frac, comm.data_parallel_unhidden_frac, comm.windows)
+    # tensor-parallel collectives without tp_comm_overlap wait on the critical path; the rest may hide
+    hideable = comm.pipelined_s - comm.exposed_tensor_s
     pipelined, data_parallel = exposed_parts_s(
-        preset_compute, comm.pipelined_s, comm.data_parallel_s, overlap_frac, *windows
+        preset_compute, hideable, comm.data_parallel_s, overlap_frac, *windows
     )
+    pipelined = pipelined + comm.exposed_tensor_s
     preset_step = scheduled_step_s(preset_compute, pipelined, data_parallel, bubble_frac)
     exposed = pipelined + data_parallel
     offloads = offload is not NO_OFFLOAD  # most plans (and most sweeps) put nothing on the host

@@ -68,7 +68,7 @@ NUMBER_FORMATS = {
     "Training (h)": "%.2f",
     "Share generating": "percent",
 }
-TEXT_RESULTS = ("Peak phase",)
+TEXT_RESULTS = ("Peak phase", "Bound by")  # words, not numbers
 
 
 def sheet_frame() -> tuple[pl.DataFrame, list[Any]]:

@@ -264,8 +264,9 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
         "checkpoint_io_s": io_s,
         "wall_clock_s": typical.wall_clock_s + io_s,
         "compute_wall_clock_s": typical.wall_clock_s,
-        **step_parts(ops, typical, op_s, 1.0 - g.utilisation_is_end_to_end, typical.bubble_frac),
     }
+    if everything:  # where the step goes and its largest part (the search's hot path never reads them)
+        out.update(step_parts(ops, typical, op_s, 1.0 - g.utilisation_is_end_to_end, typical.bubble_frac))
     if everything or not is_sft(c):  # the band's ends: the same run at the preset's low and high efficiency
         slow = _run(*common, g.utilisation_frac_low, host, serial_s(g.utilisation_frac_low), op_s / BAND[0])
         fast = _run(*common, g.utilisation_frac_high, host, serial_s(g.utilisation_frac_high), op_s / BAND[1])
@@ -276,7 +277,7 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     out["per_device_flops_per_s"] = typical.mfu * g.peak_flops_per_s
     out["cluster_flops_per_s"] = out["per_device_flops_per_s"] * lay.n_gpus
     out["tokens_per_s"] = w.training_tokens / out["wall_clock_s"]
-    out["bound_by_code"] = bound_by_code(out)  # the step's largest part (planner.formulas.operators)
+    out["bound_by_code"] = bound_by_code(out) if everything else np.nan
     out.update(_memory(c, memory, everything))
     out.update(post_training_outputs(c, out, breakdown, inputs))
     fits = fits_vram(

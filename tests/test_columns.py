@@ -30,6 +30,7 @@ FLAGS = {
     "overlap_windows",  # communication (issue 14 item 6): overlap_model "windows"
     "hybrid_shard",
     "fp8_compute",  # the operator step model: matmuls in FP8
+    "tp_comm_overlap",  # tensor-parallel collectives overlap the GEMMs (Megatron's option)
     "sequence_parallel",
     "flash_attention",
     "fused_cross_entropy",

@@ -90,7 +90,10 @@ def step_parts(ops: Any, run: Any, operator_s: Any, split: Any, bubble_frac: Any
 
 def bound_by_code(out: dict[str, Any]) -> Any:
     """Index into PARTS of the largest part; -1 where the step is not split (end-to-end MFU, bare count)."""
-    stacked = np.stack(np.broadcast_arrays(*(np.asarray(out[name], dtype=float) for name in PARTS)))
+    parts = [out[name] for name in PARTS]
+    stacked = np.empty((len(parts), *np.broadcast_shapes(*(np.shape(p) for p in parts))))
+    for i, part in enumerate(parts):  # assignment broadcasts (cheaper than np.broadcast_arrays)
+        stacked[i] = part
     return np.where(out["split_modelled"] > 0, np.argmax(stacked, axis=0), -1)
 
 

@@ -58,24 +58,55 @@ def _shapes(c: Any, tokens: Any) -> tuple[Any, Any]:
         g.memory_frac,
         c.recipe.activation_bytes_per_element,
     )
-    rows = np.broadcast_shapes(*(np.shape(x) for x in columns))
+    rows = np.broadcast_shapes(*(getattr(x, "shape", ()) for x in columns))
     return _stack((*n, m.hidden_size, m.vocab_size / tp), rows), _stack(k, rows)
 
 
 def _stack(columns: tuple[Any, ...], rows: tuple[int, ...]) -> Any:
-    return np.stack([np.broadcast_to(np.asarray(x, dtype=float), rows) for x in columns])
+    stacked = np.empty((len(columns), *rows))
+    for i, column in enumerate(columns):  # assignment broadcasts each column (cheaper than broadcast_to)
+        stacked[i] = column
+    return stacked
 
 
-def _pass_frac(c: Any, tokens: Any, n: Any, k: Any, which: str) -> tuple[Any, Any]:
-    """(layer, head) FLOP-weighted share of the matmul peak for one pass ("fwd", "dgrad" or "wgrad")."""
-    g, bytes_el = c.gpu, c.recipe.activation_bytes_per_element
-    bw = c.gpu.memory_gb_per_s * 1e9 * g.memory_frac
-    dims = {"fwd": (tokens, n, k), "dgrad": (tokens, k, n), "wgrad": (k, n, tokens)}[which]
-    flops = gemm.gemm_flops(*dims)
-    seconds = gemm.gemm_time_s(*dims, g.peak_flops_per_s, g.gemm_peak_frac, g.n_sms, bw, bytes_el)
-    rate = flops / (seconds * g.peak_flops_per_s)
-    layer = flops[:4].sum(axis=0) / (seconds[:4].sum(axis=0) * g.peak_flops_per_s)
-    return layer, rate[4]
+def _pass_fracs(c: Any, tokens: Any, n: Any, k: Any) -> Any:
+    """Share of the matmul peak, FLOP-weighted, for (forward, data gradient, weight gradient) × (layer, head).
+
+    A plan search holds millions of rows but few distinct GEMM shapes (micro-batch × TP × GPU): past
+    UNIQUE_ROWS rows the shares are computed once per distinct row of inputs and gathered back."""
+    g = c.gpu
+    bw = g.memory_gb_per_s * 1e9 * g.memory_frac
+    inputs = [
+        tokens,
+        g.peak_flops_per_s,
+        g.gemm_peak_frac,
+        g.n_sms,
+        bw,
+        c.recipe.activation_bytes_per_element,
+    ]
+    if n.ndim < 2 or n.shape[1] < UNIQUE_ROWS:
+        return _fracs(n, k, *inputs)
+    rows = n.shape[1:]
+    table = np.concatenate([n, k, _stack(tuple(inputs), rows)]).reshape(-1, int(np.prod(rows))).T
+    table = np.ascontiguousarray(table)
+    keys = table.view(np.dtype((np.void, table.dtype.itemsize * table.shape[1]))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    distinct = table[first].T  # one column per distinct row
+    layer, head = _fracs(distinct[:5], distinct[5:10], *distinct[10:])
+    return layer[:, inverse.ravel()].reshape(3, *rows), head[:, inverse.ravel()].reshape(3, *rows)
+
+
+UNIQUE_ROWS = 20_000  # below this, timing every row is cheaper than finding the distinct ones
+
+
+def _fracs(n: Any, k: Any, tokens: Any, peak: Any, ceiling: Any, sms: Any, bw: Any, bytes_el: Any) -> Any:
+    """The 3 passes' GEMMs timed in one stacked call (a weight gradient is M = K, N = N, K = tokens)."""
+    m_dim = np.concatenate([np.broadcast_to(tokens, n.shape), np.broadcast_to(tokens, n.shape), k])
+    dims = (m_dim, np.concatenate([n, k, n]), np.concatenate([k, n, np.broadcast_to(tokens, n.shape)]))
+    flops = gemm.gemm_flops(*dims).reshape(3, *n.shape)
+    seconds = gemm.gemm_time_s(*dims, peak, ceiling, sms, bw, bytes_el).reshape(3, *n.shape) * peak
+    layer = flops[:, :4].sum(axis=1) / seconds[:, :4].sum(axis=1)
+    return layer, flops[:, 4] / seconds[:, 4]
 
 
 def _gemm_s(c: Any, tokens: Any, shards: Any) -> tuple[Any, Any, Any, Any]:
@@ -84,16 +115,11 @@ def _gemm_s(c: Any, tokens: Any, shards: Any) -> tuple[Any, Any, Any, Any]:
     frozen = c.recipe.method != Method.FULL
     layer_fwd = 2.0 * (m.n_layer_matmul_params + m.n_adapter_params * frozen) * tokens / shards
     head_fwd = 2.0 * np.maximum(m.n_matmul_params - m.n_layer_matmul_params, 0.0) * tokens / shards
-    n, k = _shapes(c, tokens)
-    passes = {which: _pass_frac(c, tokens, n, k, which) for which in ("fwd", "dgrad", "wgrad")}
-    seconds = {
-        which: (layer_fwd / fracs[0] + head_fwd / fracs[1]) / g.peak_flops_per_s
-        for which, fracs in passes.items()
-    }
-    backward = seconds["dgrad"] + np.where(frozen, 0.0, seconds["wgrad"])
-    fwd_frac = passes["fwd"][0]
-    recompute = np.where(lay.recompute == Recompute.FULL, layer_fwd / fwd_frac / g.peak_flops_per_s, 0.0)
-    return seconds["fwd"], backward, recompute, fwd_frac
+    layer, head = _pass_fracs(c, tokens, *_shapes(c, tokens))
+    fwd, dgrad, wgrad = ((layer_fwd / layer[i] + head_fwd / head[i]) / g.peak_flops_per_s for i in range(3))
+    backward = dgrad + np.where(frozen, 0.0, wgrad)
+    recompute = np.where(lay.recompute == Recompute.FULL, layer_fwd / layer[0] / g.peak_flops_per_s, 0.0)
+    return fwd, backward, recompute, layer[0]
 
 
 def _attention_s(c: Any, tokens: Any, shards: Any) -> tuple[Any, Any]:
@@ -108,13 +134,13 @@ def _attention_s(c: Any, tokens: Any, shards: Any) -> tuple[Any, Any]:
     bf16 = np.where(np.isnan(g.bf16_flops_per_s), g.peak_flops_per_s, g.bf16_flops_per_s)
     bw = g.memory_gb_per_s * 1e9 * g.memory_frac
 
-    def seconds(flops: Any, passes: Any) -> Any:  # unfused score traffic split like the FLOPs: 1/3 forward
-        return attention.attention_time_s(
-            flops, flash, bf16, g.attention_frac, g.gemm_peak_frac, seq, m.head_dim, scores * passes, bw, 2.0
-        )
-
+    # the forward: its FLOPs and a third of the unfused score traffic; the backward (and a recomputed forward)
+    # repeats both in proportion, so it is the forward's time × (2 + recompute)
+    fwd = attention.attention_time_s(
+        fwd_flops, flash, bf16, g.attention_frac, g.gemm_peak_frac, seq, m.head_dim, scores / 3.0, bw, 2.0
+    )
     recompute = np.isin(lay.recompute, (Recompute.FULL, Recompute.SELECTIVE, Recompute.SELECTIVE_OP))
-    return seconds(fwd_flops, 1.0 / 3.0), seconds(fwd_flops * (2.0 + recompute), (2.0 + recompute) / 3.0)
+    return fwd, fwd * (2.0 + recompute)
 
 
 def _memory_bound_s(c: Any, tokens: Any) -> tuple[Any, Any, Any]:

@@ -34,7 +34,7 @@ from planner.cases.case_file import (
     load_case_file,
 )
 from planner.cases.case_gpu import GpuMatcher
-from planner.cases.case_predict import predict_case
+from planner.cases.case_predict import predict_case_basis
 from planner.cases.case_row import MEMORY_UNITS, TIME_UNITS, CaseFacts, case_scenario
 from planner.cases.case_scoring import (
     feeds_presets,
@@ -195,14 +195,14 @@ def _predicted(row: dict[str, str], case: Case | str, presets: _Presets) -> dict
     scenario, facts, _ = case
     cats, label = presets.for_row(row)
     try:
-        value, efficiency = predict_case(scenario, facts, cats)
+        value, _, words = predict_case_basis(scenario, facts, cats)
     except ValueError as err:  # a preset cell the (refit) table cannot fill, an unknown catalogue name
         return _result(row, None, f"no prediction: {str(err).splitlines()[0]}", "")
     if facts.statistic:
         read_as = " (statistic not stated: read as allocated)" if "unspecified" in facts.measured_unit else ""
         head = f"{facts.statistic} peak per GPU{read_as}"
     else:
-        head = f"efficiency {efficiency:.3f} ({label})"
+        head = f"{words} ({label})"
     basis = "; ".join([head, *facts.assumptions])
     if row["measured_unit"] in ENERGY_CHAIN_UNITS:
         energy = energy_from_gpu_hours(row, value, f"case-model {value:,.0f} GPU-hours at {basis}")

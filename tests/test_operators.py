@@ -220,3 +220,31 @@ def test_source_holdout_score_of_throughput_and_time_is_bounded():
     assert len(errors) >= 80
     assert median(errors) <= 0.125
     assert quantiles(errors, n=10)[-1] <= 0.45
+
+
+def test_a_table_measured_by_gpu_micro_sets_its_gpus_constants(tmp_path, monkeypatch):
+    # bench/gpu_micro.py's format (one row per measurement, nvidia-smi's GPU name): the best GEMM, the flash
+    # backend's causal head-dim-128 forward + backward, and copies past the L2 cache are read; a 16 MiB copy
+    # (cache-resident, above the datasheet bandwidth) and a CPU smoke-test row are not.
+    from planner.catalogue import microbench
+
+    header = "gpu_name,op,variant,dtype,shape,m,n,k,seq,head_dim,causal,size_bytes,achieved_tflop_per_s,"
+    header += "achieved_gb_per_s,us_per_op,run_kind,measured_on,date"
+    rows = [
+        "NVIDIA H200,gemm,square,bf16,4096x4096x4096,4096,4096,4096,,,,,700.0,,,gpu_full,H200,2026-12-04",
+        "NVIDIA H200,gemm,square,bf16,2048x4096x6144,2048,4096,6144,,,,,800.0,,,gpu_full,H200,2026-12-04",
+        "NVIDIA H200,gemm,square,bf16,8x8x8,8,8,8,,,,,900.0,,,cpu_smoke,CPU,2026-12-04",
+        "NVIDIA H200,attention_fwd_bwd,flash,bf16,,,,,16384,128,True,,319.0,,,gpu_full,H200,2026-12-04",
+        "NVIDIA H200,copy,hbm,bf16,,,,,,,,4294967296,,4200.0,,gpu_full,H200,2026-12-04",
+        "NVIDIA H200,copy,hbm,bf16,,,,,,,,16777216,,5600.0,,gpu_full,H200,2026-12-04",
+    ]
+    (tmp_path / "h200.csv").write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    published = microbench.MICROBENCH_DIR / "published.csv"
+    (tmp_path / "published.csv").write_text(published.read_text(encoding="utf-8"), encoding="utf-8")
+    table = microbench.microbench_rows(tmp_path)
+    monkeypatch.setattr(microbench, "microbench_rows", lambda folder=None: table)
+    h200, h100 = CATS.gpu("H200 SXM"), CATS.gpu("H100 SXM")
+    constants = gpu_constants(h200, "bf16", {"H100 SXM": h100})
+    assert constants.gemm_peak_frac == pytest.approx(800.0 / 989.5)  # not the CPU row's 900
+    assert constants.attention_frac == pytest.approx(319.0 / 989.5)
+    assert constants.memory_frac == pytest.approx(4200.0 / 4800.0)  # 4.8 TB/s datasheet, not the 16 MiB copy

@@ -25,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from planner.catalogue.microbench_measured import is_measured_table, measured_row
 from planner.catalogue.paths import bundled_data_dir
 from planner.catalogue.power_limits import rate_frac
 
@@ -74,6 +75,10 @@ def read_table(path: Path) -> list[dict[str, Any]]:
     """The rows of one microbenchmark CSV, numbers parsed; a bad cell names the file, row and column."""
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
+        if is_measured_table(list(reader.fieldnames or ())):  # bench/gpu_micro.py's own format
+            return [row for row in map(measured_row, reader) if row is not None]
+        if "gpu_name" in (reader.fieldnames or ()):  # the lent GPU's training runs: not microbenchmarks
+            return []
         missing = {"gpu", "op", "dtype", *NUMERIC, "source"} - set(reader.fieldnames or ())
         if missing:
             raise ValueError(f"{path.name}: missing column(s) {', '.join(sorted(missing))}")
@@ -94,11 +99,29 @@ def microbench_rows(folder: Path = MICROBENCH_DIR) -> tuple[dict[str, Any], ...]
     return tuple(row for path in paths for row in read_table(path))
 
 
+_ALIASES: dict[str, set[str]] = {}  # catalogue name -> its plain name and aliases (filled by gpu_constants)
+
+
+def _plain(name: str) -> str:
+    """A GPU name as tables spell it, compared plainly: "NVIDIA H200" and "h200" are the same."""
+    plain = name.strip().lower()
+    return plain[len("nvidia ") :] if plain.startswith("nvidia ") else plain
+
+
+def _names(gpu: str) -> set[str]:
+    return _ALIASES.get(gpu, {_plain(gpu)})
+
+
 def _best(
     rows: tuple[dict[str, Any], ...], gpu: str, ops: tuple[str, ...], dtype: str, key: str
 ) -> float | None:
     """The first table's best figure for the GPU (measured tables come first)."""
-    found = [r for r in rows if r["gpu"] == gpu and r["op"] in ops and r["dtype"] in (dtype, "") and r[key]]
+    names = _names(gpu)
+    found = [
+        r
+        for r in rows
+        if _plain(r["gpu"]) in names and r["op"] in ops and r["dtype"] in (dtype, "") and r[key]
+    ]
     if not found:
         return None
     first_is_measured = found[0]["measured"]
@@ -125,6 +148,9 @@ def gpu_constants(
 
     `gpus`: catalogue rows by name (the datasheet figures the fractions are taken against)."""
     rows = microbench_rows()
+    for row in (gpu_row, *gpus.values()):  # a measured table names the GPU as nvidia-smi does
+        aliases = str(row.get("aliases") or "").split(";")
+        _ALIASES[str(row["name"])] = {_plain(str(row["name"])), *(_plain(a) for a in aliases if a.strip())}
     name, reference = str(gpu_row["name"]), GENERATION_REFERENCE.get(str(gpu_row.get("generation")), "")
     dtype = "fp8" if precision_class == "fp8" else "bf16"
     sheets = {**gpus, name: gpu_row}

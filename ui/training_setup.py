@@ -142,7 +142,15 @@ def _method_inputs() -> None:
         st.selectbox,
         "Optimizer",
         "optimizer",
-        options=["adamw", "adamw_8bit", "paged_adamw_8bit", "sgd", "sgd_momentum", "adafactor"],
+        options=[
+            "adamw",
+            "adamw_8bit",
+            "paged_adamw_8bit",
+            "paged_adamw",
+            "sgd",
+            "sgd_momentum",
+            "adafactor",
+        ],
     )
     bound(
         st.selectbox,

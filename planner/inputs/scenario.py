@@ -21,7 +21,9 @@ from planner.model.layer_split import check_interleaving
 from planner.model.shape import ModelShape
 
 Method = Literal["full", "lora", "qlora"]
-Optimizer = Literal["adamw", "adamw_8bit", "paged_adamw_8bit", "sgd", "sgd_momentum", "adafactor"]
+Optimizer = Literal[
+    "adamw", "adamw_8bit", "paged_adamw_8bit", "paged_adamw", "sgd", "sgd_momentum", "adafactor"
+]
 Precision = Literal["bf16_mixed", "fp16_mixed", "bf16_pure", "fp8_mixed", "fp32"]
 # "selective" is Korthikanti et al.'s attention-score recompute (a no-op once flash attention keeps no scores);
 # "selective_op" is op-level selective checkpointing as torchtitan applies it by default.

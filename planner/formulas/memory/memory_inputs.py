@@ -31,7 +31,7 @@ DEFAULT_OVERHEAD_BYTES = 2.0 * GIB
 # new segments: its Note [Expandable Segments] describes that growth, which expandable_segments:True avoids by
 # mapping pages into one growing segment. Reserved therefore exceeds allocated by a few GiB at 80-96 GiB peaks
 # (calibration-sources.md, pitfall 2). 10 % puts the torchtitan reserved-memory rows of reference/calibration.csv
-# within -13 %..+11 % of the prediction; the H200 rows (data/microbench/) measured reserved 8.2 % median from it.
+# within -13 %..+11 % of the prediction; the H200 rows (data/microbench/) score the reserved statistic too.
 DEFAULT_FRAGMENTATION_FRAC = 0.10
 
 

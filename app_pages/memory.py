@@ -25,6 +25,7 @@ from ui.fixes_box import render_fixes
 from ui.methods_link import methods_link
 from ui.post_training_view import memory_rows, render_memory_notes
 from ui.safe_text import plain
+from ui.trace_box import render_trace
 from ui.training_setup import RECOMPUTE_LABELS
 
 st.title("Memory")
@@ -119,6 +120,7 @@ if curve.height:
         "With flash attention the attention scores are never stored, so recomputing them saves nothing: the "
         "“selective (attention scores)” line then lies on the “none” line (dashes tell them apart)."
     )
+render_trace(resolved)
 assumptions(
     [
         "Weights, gradients, optimizer states and the fp32 master copy follow the chosen precision and optimizer; "

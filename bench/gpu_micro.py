@@ -32,7 +32,7 @@ from micro_common import (
     machine_description,
     median_time_s,
 )
-from micro_shapes import attention_cases, bandwidth_sizes_bytes, gemm_shapes, optimizer_sizes
+from micro_shapes import attention_cases, bandwidth_sizes_bytes, gemm_shapes, optimizer_sizes, wave_shapes
 
 COLUMNS = [
     "gpu_name", "op", "variant", "dtype", "shape", "m", "n", "k", "batch", "heads", "seq", "head_dim", "causal",
@@ -86,6 +86,16 @@ def bench_gemm(out: RowWriter, may_start: SectionClock, tiny: bool) -> None:
                 out.write(
                     op="gemm", variant=family, dtype=dtype, m=m, n=n, k=k, timing=f"failed: {exc!r}"[:200]
                 )
+
+
+def bench_gemm_wave(out: RowWriter, may_start: Callable[[], bool], tiny: bool) -> None:
+    for family, m, n, k in wave_shapes(tiny):
+        if not may_start():
+            return
+        try:
+            _one_gemm(out, "bf16", family, m, n, k)
+        except Exception as exc:
+            out.write(op="gemm", variant=family, dtype="bf16", m=m, n=n, k=k, timing=f"failed: {exc!r}"[:200])
 
 
 def _one_gemm(out: RowWriter, dtype: str, family: str, m: int, n: int, k: int) -> None:
@@ -305,7 +315,8 @@ def _one_optimizer(out: RowWriter, n_params: int, dtype: str, impl: str) -> None
 
 
 SECTIONS = (("gemm", bench_gemm, 0.36), ("attention", bench_attention, 0.24), ("bandwidth", bench_bandwidth, 0.14),
-            ("launch", bench_launch, 0.05), ("optimizer", bench_optimizer, 0.11))  # fmt: skip
+            ("launch", bench_launch, 0.05), ("optimizer", bench_optimizer, 0.11),
+            ("gemm_wave", bench_gemm_wave, 0.08))  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -68,6 +68,15 @@ def gemm_shapes(tiny: bool, dtype: str = "bf16") -> list[tuple[str, int, int, in
     return unique
 
 
+def wave_shapes(tiny: bool) -> list[tuple[str, int, int, int]]:
+    """A fine sweep in steps of 128 (one output tile's edge) where the count of output tiles crosses multiples
+    of the GPU's 132 SMs: M = N from 1024 to 8192 at K = 4096, then N from 128 to 4096 at M = 8192, K = 4096."""
+    if tiny:
+        return [("wave m=n k=64", 48, 48, 64)]
+    shapes = [("wave m=n k=4096", size, size, 4096) for size in range(1024, 8193, 128)]
+    return shapes + [("wave n m=8192 k=4096", 8192, n, 4096) for n in range(128, 4097, 128)]
+
+
 def attention_cases(tiny: bool) -> list[dict[str, Any]]:
     """SDPA configurations: flash and memory-efficient kernels over head dim, sequence, causal mask (16k tokens
     per call), a head-count sweep, and the unfused math path at a few small sizes."""

@@ -36,8 +36,8 @@ def _rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def _run(script: str, out: Path) -> list[dict[str, str]]:
-    command = [sys.executable, str(BENCH / script), "--out", str(out), "--tiny", "--budget-s", "300"]
+def _run(script: str, out: Path, *extra: str) -> list[dict[str, str]]:
+    command = [sys.executable, str(BENCH / script), "--out", str(out), "--tiny", "--budget-s", "300", *extra]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return _rows(out)
@@ -132,6 +132,27 @@ def test_runs_smoke_counts_parameters_and_tokens(run_rows):
     assert lora["recompute"].startswith("full") and full["recompute"] == "none"
 
 
+def test_phases_smoke_splits_the_step_and_counts_host_operations(tmp_path):
+    pytest.importorskip("torch", reason="torch (CPU build) is needed: pip install torch==2.13.0")
+    pytest.importorskip("transformers", reason="transformers is needed: pip install transformers")
+    (row,) = _run("gpu_run_phases.py", tmp_path / "phases.csv", "--limit", "1")
+    assert row["status"] == "ok" and row["run_kind"] == "cpu_tiny_smoke"
+    phases = sum(float(row[k]) for k in ("forward_s", "backward_s", "optimizer_s"))
+    # the step is the median of the steps' phase sums, each phase the median of its own; over the CPU run's two
+    # timed steps a median is the mean, so the two agree exactly (the GPU run's three need not)
+    assert row["n_timed_steps"] == "2"
+    assert float(row["step_s"]) == pytest.approx(phases, rel=1e-4)
+    # two layers of attention, MLP and norms, the loss and the AdamW step: hundreds of top-level operations
+    assert 200 < int(row["n_host_ops_per_step"]) < 5000
+
+
+def test_gpu_busy_time_counts_overlaps_once():
+    phases = _module("gpu_run_phases")
+    # a kernel 0-10 under an annotation span 2-5, a kernel 10-12, two overlapping 20-25 and 24-30: 12 + 10
+    assert phases.union_s([(0, 10), (2, 5), (10, 12), (20, 25), (24, 30)]) == 22
+    assert phases.union_s([]) == 0
+
+
 # --- the committed H200 tables -----------------------------------------------------------------------------
 
 
@@ -150,6 +171,19 @@ def test_h200_tables_come_from_the_gpu_and_hold_their_headline_figures():
     assert 0.7 * 1979 < best["fp8_e4m3"] < 1979
     copy_4gib = next(r for r in rows if r["op"] == "copy" and r["size_bytes"] == str(4 * 2**30))
     assert 3500 < float(copy_4gib["achieved_gb_per_s"]) < 4800  # the datasheet's 4.8 TB/s is the ceiling
+
+
+def test_h200_step_phases_and_gpu_busy_time():
+    rows = _rows(MICRO / "h200_run_phases.csv")
+    assert rows and all(row["status"] == "ok" and row["gpu_name"] == "NVIDIA H200" for row in rows)
+    for row in rows:
+        # the GPU cannot be busy longer than the profiled step; the union of activities keeps it below 1
+        assert 0 < float(row["gpu_busy_frac"]) <= 1.0
+        assert float(row["gpu_busy_s"]) == pytest.approx(
+            float(row["gpu_busy_frac"]) * float(row["step_s"]), rel=1e-4
+        )
+    small = next(r for r in rows if r["model"].startswith("Llama-style 0.13B") and r["micro_batch"] == "1")
+    assert float(small["gpu_busy_frac"]) < 0.5  # host-bound: the GPU idles most of the step
 
 
 def test_the_two_device_calls_agree_on_the_large_gemms():

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from planner.inputs.scenario import Scenario
+from planner.model.labels import single_line
 
-# The release each exporter writes for; the option lists under tests/data/export_options/ cite the same.
+# The release each exporter writes for; `make test-exports` loads every file with that release (framework_checks/).
 TARGET_VERSIONS: dict[str, str] = {
-    "deepspeed": "DeepSpeed v0.16.4",
+    "deepspeed": "DeepSpeed v0.19.8",
     "accelerate": "accelerate v1.14.0",
     "torchtune": "torchtune v0.6.1",
     "torchtitan": "torchtitan v0.2.2",
-    "megatron": "Megatron-LM core_v0.15.3",
+    "megatron": "Megatron-LM core_v0.16.1",
 }
 
 
@@ -23,7 +25,9 @@ class Export:
 
     `text` is the file's content; `not_expressed` says, one plain sentence each, what of the plan this target's
     configuration cannot say (so nothing is dropped silently); `notes` are what the user still has to supply or
-    should know (paths, learning rate, a mapping that is close but not exact).
+    should know (paths, learning rate, a mapping that is close but not exact). `content` is the structure the
+    text serialises (a dict, or the Megatron flags as lists of words): parsing `text` with the format's own
+    parser gives back exactly this.
     """
 
     target: str
@@ -31,6 +35,7 @@ class Export:
     file_name: str
     not_expressed: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    content: Any = None
 
 
 def sequences(s: Scenario) -> int:
@@ -62,8 +67,14 @@ def n_nodes(s: Scenario) -> int:
 
 
 def plan_summary(s: Scenario) -> str:
-    """One line naming the plan, for the comment heading a YAML or TOML file."""
-    model = s.model or (s.model_shape.name if s.model_shape else f"{s.params_b:g}B parameters")
+    """One line naming the plan, for the comment heading a YAML or TOML file (the shape's name is free text:
+    `single_line` keeps it on its line even where it bypassed the shape's validation)."""
+    if s.model:
+        model = s.model
+    elif s.model_shape:  # an empty name is valid (white space folds away): the shape is still named
+        model = single_line(s.model_shape.name, 120) or "an unnamed model shape"
+    else:
+        model = f"{s.params_b:g}B parameters"
     interleaved = f" x {s.pp_virtual_stages} virtual stages" if s.pp_virtual_stages > 1 else ""
     return (
         f"{model}, {s.method}, on {s.n_gpus} x {s.gpu}: tp {s.tp}, pp {s.pp}{interleaved}, cp {s.cp}, "
@@ -71,13 +82,9 @@ def plan_summary(s: Scenario) -> str:
     )
 
 
-def header(s: Scenario, target: str) -> str:
-    """Comment lines for formats that allow them (YAML, TOML); JSON gets none."""
-    lines = [
-        f"# Written by Training Run Planner for {TARGET_VERSIONS[target]}.",
-        f"# Plan: {plan_summary(s)}.",
-    ]
-    return "\n".join(lines) + "\n"
+def header(s: Scenario, target: str) -> list[str]:
+    """The comment lines heading formats that allow them (YAML, TOML); planner.export.serialize writes them."""
+    return [f"Written by Training Run Planner for {TARGET_VERSIONS[target]}.", f"Plan: {plan_summary(s)}."]
 
 
 @dataclass
@@ -93,8 +100,16 @@ class Gaps:
     def note(self, sentence: str) -> None:
         self.notes.append(sentence)
 
-    def export(self, target: str, text: str, file_name: str) -> Export:
-        return Export(target, text, file_name, tuple(self.not_expressed), tuple(self.notes))
+    def export(self, target: str, text: str, file_name: str, content: Any) -> Export:
+        """The export; each sentence kept to one printable line, since the CLI prints them as `note:` lines."""
+        return Export(
+            target,
+            text,
+            file_name,
+            tuple(single_line(sentence, 1000) for sentence in self.not_expressed),
+            tuple(single_line(sentence, 1000) for sentence in self.notes),
+            content,
+        )
 
 
 def adapters(s: Scenario) -> str:
@@ -102,6 +117,31 @@ def adapters(s: Scenario) -> str:
     where = "the attention projections" if s.lora_targets == "attention" else "every linear layer"
     base = " over a 4-bit NF4 base (QLoRA)" if s.method == "qlora" else ""
     return f"rank-{s.lora_rank} LoRA adapters on {where}{base}"
+
+
+# A plan has no learning rate, but a file without one fails or trains at a library default nobody chose, so each
+# file writes the rate torchtune's own Llama 3.1 8B recipes use for the method (recipes/configs/llama3_1/ at
+# torchtune v0.6.1): full fine-tuning 8B_full.yaml, LoRA and QLoRA 8B_lora.yaml, LoRA DPO 8B_lora_dpo.yaml, full
+# DPO 8B_full_dpo.yaml; GRPO is TRL's GRPOConfig default (trl/trainer/grpo_config.py, v1.16.0). A note says to
+# tune it.
+LEARNING_RATES: dict[tuple[str, str], float] = {
+    ("sft", "full"): 2e-5,
+    ("sft", "lora"): 3e-4,
+    ("sft", "qlora"): 3e-4,
+    ("dpo", "full"): 2e-5,
+    ("dpo", "lora"): 5e-4,
+    ("dpo", "qlora"): 5e-4,
+}
+RL_LEARNING_RATE = 1e-6
+
+
+def learning_rate(s: Scenario) -> float:
+    """The rate a file writes: the table's for the objective and method, other preference objectives as DPO,
+    RL objectives TRL's GRPO default."""
+    if s.post_training in ("ppo", "grpo"):
+        return RL_LEARNING_RATE
+    objective = "sft" if s.post_training == "sft" else "dpo"
+    return LEARNING_RATES[(objective, s.method)]
 
 
 def steps_note(s: Scenario) -> str:

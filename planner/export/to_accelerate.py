@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from planner.export.export_types import Export, Gaps, adapters, header, in_node_shard, n_nodes
+from planner.export.serialize import yaml_text
 from planner.inputs.scenario import Scenario
 
 TARGET = "accelerate"
@@ -44,7 +43,7 @@ def export(s: Scenario) -> Export:
     _script_side(s, config["distributed_type"], gaps)
     if n_nodes(s) > 1:
         gaps.note("Several machines: set machine_rank, main_process_ip and main_process_port on each.")
-    return gaps.export(TARGET, header(s, TARGET) + yaml.safe_dump(config, sort_keys=False), FILE_NAME)
+    return gaps.export(TARGET, yaml_text(config, header(s, TARGET)), FILE_NAME, config)
 
 
 def _distributed_type(s: Scenario) -> str:

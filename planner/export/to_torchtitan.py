@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import tomli_w
-
 from planner.export.export_models import TORCHTITAN_MODELS, preset_of
 from planner.export.export_types import (
     Export,
@@ -19,6 +17,7 @@ from planner.export.export_types import (
     in_node_shard,
     optimizer_steps,
 )
+from planner.export.serialize import toml_text
 from planner.inputs.scenario import Scenario
 
 TARGET = "torchtitan"
@@ -43,7 +42,7 @@ def export(s: Scenario) -> Export:
         config["quantize"] = {"linear": {"float8": {"filter_fqns": ["output"]}}}
     _not_in_torchtitan(s, gaps)
     gaps.note("Set model.hf_assets_path (tokenizer), training.dataset and the optimizer's lr for your run.")
-    return gaps.export(TARGET, header(s, TARGET) + tomli_w.dumps(config), FILE_NAME)
+    return gaps.export(TARGET, toml_text(config, header(s, TARGET)), FILE_NAME, config)
 
 
 def _model(s: Scenario, gaps: Gaps) -> dict[str, Any]:

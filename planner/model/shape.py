@@ -5,11 +5,13 @@ This module only declares the shape; the counting formulas live in `planner.mode
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from planner.errors import PlannerError
+from planner.model.labels import check_label
+from planner.model.vision_shape import VisionEncoder
 
 MlpKind = Literal["gelu", "swiglu"]  # 2-matrix (up, down) or 3-matrix gated (gate, up, down)
 NormKind = Literal["layernorm", "rmsnorm"]
@@ -54,6 +56,14 @@ class ModelShape(BaseModel):
     qk_nope_head_dim: int = Field(0, ge=0, le=100_000, description="MLA query/key width without rotary part")
     qk_rope_head_dim: int = Field(0, ge=0, le=100_000, description="MLA rotary query/key width")
     v_head_dim: int = Field(0, ge=0, le=100_000, description="MLA value head width")
+    # A vision-language model: its vision encoder and projector beside this language model (planner.model.vision).
+    vision: VisionEncoder | None = Field(None, description="vision encoder; empty for a text-only model")
+
+    @field_validator("name", "family", mode="before")
+    @classmethod
+    def _label(cls, value: Any) -> Any:
+        """Free text that reaches generated files: one NFC line, printable, no bidi controls (labels.py)."""
+        return check_label(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelShape:

@@ -127,6 +127,9 @@ assumptions(
         "ZeRO shards them over the data-parallel replicas only, tensor and pipeline parallelism split the model.",
         "Activations follow Korthikanti et al. (2022), adapted to grouped-query attention and gated MLPs; flash "
         "attention removes the sequence-squared score term; recompute keeps less and repeats work.",
+        "The verdict judges the device total (what nvidia-smi shows) against the GPU's memory with the margin the "
+        "memory model missed by on published runs: the high end is the estimate times the ratio (measured ÷ "
+        "predicted) that nine sources in ten stayed under; “tight” means the estimate fits and the high end does not.",
         "Logits are held in fp32 with their gradient unless a fused or chunked loss is used — at a 128k vocabulary "
         "this alone can take several GiB.",
         "The CUDA context and library workspaces (2 GiB by default) and the caching allocator's slack are added on top.",

@@ -38,6 +38,7 @@ OPTIMIZER_LABELS = {  # the names people use, not the field's values
     "adamw": "AdamW",
     "adamw_8bit": "8-bit AdamW",
     "paged_adamw_8bit": "paged 8-bit AdamW",
+    "paged_adamw": "paged 32-bit AdamW",
     "sgd": "SGD",
     "sgd_momentum": "SGD with momentum",
     "adafactor": "Adafactor",

@@ -174,15 +174,13 @@ def _power_limit(gpu_cell: str, gpu: dict[str, Any], notes: list[str]) -> float 
 
 def _skip_reason(row: dict[str, str], unit: str) -> str | None:
     """Rows whose measurement the planner cannot reproduce, by rules on the columns (never on the case id)."""
-    notes, optimizer = row.get("notes", "").lower(), row["optimizer"].lower()
+    notes = row.get("notes", "").lower()
     if unit == "gb_upper_bound_per_gpu":
         return "an upper bound (the run fits within it), not a peak reading"
     if unit not in MEMORY_UNITS and unit not in TIME_UNITS:
         return f"measured_unit {unit!r} is not predicted for category {row['category']!r}"
     if "no packing" in notes:
         return "unpacked batches padded to their longest sample: seq_len is only the maximum length"
-    if unit in MEMORY_UNITS and "paged" in optimizer and "8bit" not in optimizer.replace("-", ""):
-        return "32-bit paged optimizer: only the 8-bit paged AdamW is modelled"
     if unit in TIME_UNITS and not row["seq_len"]:
         return "sequence length not stated: a throughput or time cannot be predicted without it"
     if unit in RUN_LENGTH_UNITS and not row["n_tokens_b"] and not words.examples_and_epochs(notes):

@@ -46,6 +46,8 @@ def read_optimizer(cell: str) -> str:
     low = cell.lower().replace("-", "")
     if "8bit" in low:  # bitsandbytes' PagedAdamW8bit pages its states to the host as VRAM runs short
         return "paged_adamw_8bit" if "paged" in low else "adamw_8bit"
+    if "paged" in low:  # bitsandbytes' 32-bit paged AdamW (the QLoRA paper's paged optimizer)
+        return "paged_adamw"
     if "adafactor" in low:
         return "adafactor"
     if "sgd" in low:

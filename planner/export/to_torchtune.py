@@ -25,6 +25,7 @@ OPTIMIZERS = {
     # bitsandbytes' paged 8-bit AdamW, as torchtune's single-device full configs name it
     "adamw_8bit": "bitsandbytes.optim.PagedAdamW8bit",
     "paged_adamw_8bit": "bitsandbytes.optim.PagedAdamW8bit",
+    "paged_adamw": "bitsandbytes.optim.PagedAdamW",  # 32-bit states, paged
     "sgd": "torch.optim.SGD",
     "sgd_momentum": "torch.optim.SGD",
     "adafactor": "torch.optim.Adafactor",  # PyTorch 2.5 and later

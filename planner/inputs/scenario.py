@@ -22,7 +22,7 @@ from planner.model.layer_split import check_interleaving
 from planner.model.shape import ModelShape
 
 Method = Literal["full", "lora", "qlora"]
-Optimizer = Literal["adamw", "adamw_8bit", "paged_adamw_8bit", "sgd", "sgd_momentum", "adafactor"]
+Optimizer = Literal["adamw", "adamw_8bit", "paged_adamw_8bit", "paged_adamw", "sgd", "sgd_momentum", "adafactor"]  # fmt: skip
 Precision = Literal["bf16_mixed", "fp16_mixed", "bf16_pure", "fp8_mixed", "fp32"]
 # "selective" is Korthikanti et al.'s attention-score recompute (a no-op once flash attention keeps no scores);
 # "selective_op" is op-level selective checkpointing as torchtitan applies it by default.
@@ -175,8 +175,7 @@ class Scenario(BaseModel):
     optimizer_foreach: bool = Field(
         False, description="torch.optim's foreach step: one parameter-sized temporary during the update"
     )
-    # Off by default: torchtitan, torchtune with compile and Megatron fuse the norms and the gated activation; on
-    # for Hugging Face transformers / PEFT eager code (what it keeps more: planner/formulas/memory/eager.py).
+    # Off: fused kernels (torchtitan, compiled torchtune, Megatron); on for HF eager code (formulas/memory/eager.py)
     hf_eager_code: bool = Field(
         False, description="Hugging Face transformers/PEFT eager code: fp32 norm and adapter-input copies"
     )

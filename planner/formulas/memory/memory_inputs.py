@@ -15,13 +15,23 @@ import numpy as np
 from planner.formulas.memory.activations import FloatOrArray
 from planner.formulas.units import GIB_BYTES as GIB
 
+# The three statistics (planner.formulas.memory.verdict reports them): allocated (the tensors alive at the worst
+# moment), reserved = allocated × (1 + fragmentation), device total = reserved + overhead (+ the loading peak).
 # CUDA context, cuBLAS/NCCL workspaces and communication buffers outside PyTorch's caching allocator: the
-# seed's 2 GiB (Scenario.overhead_gib). nvidia-smi shows it on top of the allocator's reserved memory.
+# seed's 2 GiB (Scenario.overhead_gib). nvidia-smi shows it on top of the allocator's reserved memory. Measured
+# on one H200 without a communicator: 0.75 GiB (cudaMemGetInfo less max_memory_reserved; CUDA context and cuBLAS
+# workspaces; data/microbench/README.md); NCCL's communicators add their buffers on multi-GPU runs, for which no
+# measurement is in the project yet, so the default stays at 2 GiB, over the single-GPU figure.
 DEFAULT_OVERHEAD_BYTES = 2.0 * GIB
-# Caching-allocator slack, reserved over allocated (Scenario.fragmentation_frac). PyTorch rounds blocks up
-# (512 B; 2 MiB and 20 MiB segments) and cannot reuse a freed block for a larger request, so reserved
-# exceeds allocated by a few GiB at 80-96 GiB peaks (calibration-sources.md, pitfall 2). 10 % puts the
-# torchtitan reserved-memory rows of reference/calibration.csv within -13 %..+11 % of the prediction.
+# Caching-allocator slack, reserved over allocated (Scenario.fragmentation_frac). PyTorch's allocator
+# (c10/cuda/CUDACachingAllocator.cpp at pytorch eb42ad6e) rounds every request to 512 B (kMinBlockSize), packs
+# requests up to 1 MiB into 2 MiB segments (kSmallBuffer), serves 1-10 MiB requests from 20 MiB segments
+# (kLargeBuffer) and rounds larger ones to 2 MiB (kRoundLarge); a freed block serves a later request only if it
+# is large enough, so sizes that vary from step to step (sequence lengths of unpacked batches) leave slivers and
+# new segments: its Note [Expandable Segments] describes that growth, which expandable_segments:True avoids by
+# mapping pages into one growing segment. Reserved therefore exceeds allocated by a few GiB at 80-96 GiB peaks
+# (calibration-sources.md, pitfall 2). 10 % puts the torchtitan reserved-memory rows of reference/calibration.csv
+# within -13 %..+11 % of the prediction; the H200 rows (data/microbench/) score the reserved statistic too.
 DEFAULT_FRAGMENTATION_FRAC = 0.10
 
 

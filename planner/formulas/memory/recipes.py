@@ -25,6 +25,9 @@ Optimizer states per trainable parameter, in units of the state element above:
   "8-bit Optimizers via Block-wise Quantization", §2: block size 2048), independent of the precision.
   Paged 8-bit AdamW (bitsandbytes PagedAdamW8bit, HF `optim="paged_adamw_8bit"`) holds the same states in
   unified memory, which moves them to the host when the GPU runs short (`PAGED_OPTIMIZERS`).
+- Paged 32-bit AdamW (bitsandbytes PagedAdamW / PagedAdamW32bit, HF `optim="paged_adamw_32bit"`, the QLoRA
+  paper's paged optimizer): AdamW's two fp32 states (8 B per trainable parameter, whatever the precision: the
+  bitsandbytes 32-bit optimizers keep fp32 states) in unified memory, paged like the 8-bit one.
 - SGD: none. SGD with momentum: 1 state.
 - Adafactor (Shazeer & Stern 2018, the HF default `beta1=None`): no first moment; the second moment of an
   r×c matrix is factored into r + c fp32 numbers, 4·(r + c)/(r·c) bytes per parameter. We charge the value for
@@ -132,15 +135,17 @@ _OPTIMIZER_STATES: Final = {
     "sgd_momentum": 1.0,
     "adamw_8bit": None,
     "paged_adamw_8bit": None,
+    "paged_adamw": None,
     "adafactor": None,
 }
 _OPTIMIZER_FIXED_BYTES: Final = {
     "adamw_8bit": ADAMW_8BIT_BYTES,
     "paged_adamw_8bit": ADAMW_8BIT_BYTES,
+    "paged_adamw": 2 * FP32_BYTES,  # two fp32 moments (bitsandbytes' 32-bit optimizer states)
     "adafactor": ADAFACTOR_BYTES,
 }
 # optimizers whose states live in CUDA unified memory and page to the host as VRAM runs short
-PAGED_OPTIMIZERS: Final = frozenset({"paged_adamw_8bit"})
+PAGED_OPTIMIZERS: Final = frozenset({"paged_adamw_8bit", "paged_adamw"})
 
 # QLoRA NF4 storage (Dettmers et al. 2023 §2, "Double Quantization"): 4 bits per weight plus the block
 # constants. Plain: one fp32 absmax per 64 weights = 32/64 = 0.5 bit/param. Double quantisation: the absmax

@@ -22,13 +22,16 @@ import pytest
 from planner.catalogue.catalog import default_catalogs
 from tests.trace_extra import require_trace_extra
 
+# two processes: CI's machine has two cores, and each trace is one single-threaded Python loop
+SWEEP_WORKERS = 2
+
 
 @pytest.fixture(scope="module")
 def rows() -> list[dict[str, Any]]:
     require_trace_extra()
     from planner.trace.sweep import run_sweep
 
-    return run_sweep(default_catalogs())
+    return run_sweep(default_catalogs(), workers=SWEEP_WORKERS)
 
 
 def test_every_plan_of_the_sweep_traces(rows):

@@ -144,8 +144,27 @@ def sweep_row(case_id: str, s: Scenario, cats: Catalogs) -> dict[str, Any]:
     }
 
 
-def run_sweep(cats: Catalogs) -> list[dict[str, Any]]:
-    return [sweep_row(case_id, s, cats) for case_id, s in sweep_scenarios(cats)]
+def run_sweep(cats: Catalogs, workers: int = 1) -> list[dict[str, Any]]:
+    """Every plan traced; with `workers` > 1 the bundled catalogues' sweep is split over that many child
+    processes (each imports torch once and traces every `workers`-th plan), for the tests on two cores."""
+    if workers <= 1:
+        return [sweep_row(case_id, s, cats) for case_id, s in sweep_scenarios(cats)]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no forked torch or process group
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        parts = list(pool.map(_bundled_rows, [(start, workers) for start in range(workers)]))
+    return sorted((row for part in parts for row in part), key=lambda row: row["id"])
+
+
+def _bundled_rows(share: tuple[int, int]) -> list[dict[str, Any]]:
+    """Every `step`-th plan from `start`, on the bundled catalogues (a child process of `run_sweep`)."""
+    from planner.catalogue.catalog import default_catalogs
+
+    start, step = share
+    cats = default_catalogs()
+    return [sweep_row(case_id, s, cats) for case_id, s in sweep_scenarios(cats)[start::step]]
 
 
 def within_share(rows: list[dict[str, Any]]) -> float:

@@ -14,7 +14,8 @@ TARGET_VERSIONS: dict[str, str] = {
     "deepspeed": "DeepSpeed v0.19.8",
     "accelerate": "accelerate v1.14.0",
     "torchtune": "torchtune v0.6.1",
-    "torchtitan": "torchtitan v0.2.2",
+    "torchtitan": "torchtitan v0.3.0",
+    "torchtitan-0.2": "torchtitan v0.2.2",
     "megatron": "Megatron-LM core_v0.16.1",
 }
 

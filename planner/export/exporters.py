@@ -6,13 +6,27 @@ from dataclasses import replace
 
 from planner.catalogue.catalog import Catalogs
 from planner.errors import PlannerError
-from planner.export import to_accelerate, to_deepspeed, to_megatron, to_torchtitan, to_torchtune
+from planner.export import (
+    to_accelerate,
+    to_deepspeed,
+    to_megatron,
+    to_torchtitan,
+    to_torchtitan_args,
+    to_torchtune,
+)
 from planner.export.export_types import TARGET_VERSIONS, Export
 from planner.inputs.scenario import Scenario
 from planner.resolve import with_sequence_length
 
 # The order the CLI's help and the app list them in.
-EXPORT_TARGETS: tuple[str, ...] = ("deepspeed", "accelerate", "torchtune", "torchtitan", "megatron")
+EXPORT_TARGETS: tuple[str, ...] = (
+    "deepspeed",
+    "accelerate",
+    "torchtune",
+    "torchtitan",
+    "torchtitan-0.2",
+    "megatron",
+)
 
 
 def export_plan(scenario: Scenario, cats: Catalogs, target: str) -> Export:
@@ -31,6 +45,8 @@ def export_plan(scenario: Scenario, cats: Catalogs, target: str) -> Export:
     elif name == "torchtune":
         written = to_torchtune.export(scenario)
     elif name == "torchtitan":
+        written = to_torchtitan_args.export(scenario)
+    elif name == "torchtitan-0.2":
         written = to_torchtitan.export(scenario)
     else:
         raise PlannerError("target", "unknown export target", value=target, allowed=", ".join(EXPORT_TARGETS))

@@ -35,7 +35,7 @@ def test_every_target_has_a_tab_a_preview_and_a_download(app):
     _opened(app)
     assert [t.label for t in app.tabs][: len(EXPORT_TARGETS)] == [
         "DeepSpeed v0.19.8",
-        "accelerate v1.14.0",
+        "accelerate v1.15.0",
         "torchtune v0.6.1",
         "torchtitan v0.3.0",
         "torchtitan v0.2.2",

@@ -66,5 +66,5 @@ def _with_objective_note(written: Export, scenario: Scenario) -> Export:
 
 
 def target_version(target: str) -> str:
-    """The release a target's file is written for, e.g. "DeepSpeed v0.16.4"."""
+    """The release a target's file is written for, e.g. "DeepSpeed v0.19.8"."""
     return TARGET_VERSIONS[target]

@@ -48,11 +48,7 @@ def export(s: Scenario) -> Export:
         config["quantize"] = {"linear": {"float8": {"filter_fqns": ["output"]}}}
     _not_in_torchtitan(s, gaps)
     gaps.note("Set model.hf_assets_path (tokenizer), training.dataset and the optimizer's lr for your run.")
-    heading = [
-        *header(s, TARGET),
-        "Install: pip install torchtitan==0.2.2; run with --job.config_file this file.",
-    ]
-    return gaps.export(TARGET, toml_text(config, heading), FILE_NAME, config)
+    return gaps.export(TARGET, toml_text(config, header(s, TARGET)), FILE_NAME, config)
 
 
 def sections(s: Scenario, gaps: Gaps) -> dict[str, dict[str, Any]]:

@@ -103,7 +103,7 @@ def _megatron_args(text: str) -> dict[str, list[str]]:
 def _parsed(export: Export) -> Any:
     if export.target == "deepspeed":
         return json.loads(export.text)
-    if export.target in ("accelerate", "torchtune"):
+    if export.target in ("accelerate", "torchtune", "trl"):
         return yaml.safe_load(export.text)
     if export.target == "torchtitan-0.2":
         return tomllib.loads(export.text)

@@ -40,6 +40,7 @@ def test_every_target_has_a_tab_a_preview_and_a_download(app):
         "torchtitan v0.3.0",
         "torchtitan v0.2.2",
         "Megatron-LM core_v0.16.1",
+        "TRL v1.16.0",
     ]
     labels = [b.label for b in app.get("download_button")]
     names = (

@@ -107,9 +107,9 @@ def _bypassing_validation(plan: str, name: str) -> Scenario:
 def _parsed(export: Export) -> Any:
     if export.target == "deepspeed":
         return json.loads(export.text)
-    if export.target in ("accelerate", "torchtune"):
+    if export.target in ("accelerate", "torchtune", "trl"):
         return yaml.safe_load(export.text)
-    if export.target == "torchtitan":
+    if export.target == "torchtitan-0.2":
         return tomllib.loads(export.text)
     return [shlex.split(line) for line in export.text.split("\n")[:-1]]
 

@@ -17,6 +17,7 @@ TARGET_VERSIONS: dict[str, str] = {
     "torchtitan": "torchtitan v0.3.0",
     "torchtitan-0.2": "torchtitan v0.2.2",
     "megatron": "Megatron-LM core_v0.16.1",
+    "trl": "TRL v1.16.0",
 }
 
 
@@ -88,6 +89,7 @@ INSTALL: dict[str, str] = {
     "accelerate": "pip install accelerate==1.15.0",
     "torchtune": "pip install torchtune==0.6.1 torchao==0.13.0 (bitsandbytes for 8-bit optimizers)",
     "torchtitan-0.2": "pip install torchtitan==0.2.2, then torchrun ... -m torchtitan.train --job.config_file FILE",
+    "trl": "pip install trl==1.16.0 peft (bitsandbytes for QLoRA and 8-bit optimizers)",
 }
 
 

@@ -13,6 +13,7 @@ from planner.export import (
     to_torchtitan,
     to_torchtitan_args,
     to_torchtune,
+    to_trl,
 )
 from planner.export.export_types import TARGET_VERSIONS, Export
 from planner.inputs.scenario import Scenario
@@ -26,6 +27,7 @@ EXPORT_TARGETS: tuple[str, ...] = (
     "torchtitan",
     "torchtitan-0.2",
     "megatron",
+    "trl",
 )
 
 
@@ -48,6 +50,8 @@ def export_plan(scenario: Scenario, cats: Catalogs, target: str) -> Export:
         written = to_torchtitan_args.export(scenario)
     elif name == "torchtitan-0.2":
         written = to_torchtitan.export(scenario)
+    elif name == "trl":
+        return to_trl.export(scenario)  # a post-training framework: its file carries the objective itself
     else:
         raise PlannerError("target", "unknown export target", value=target, allowed=", ".join(EXPORT_TARGETS))
     return _with_objective_note(written, scenario)

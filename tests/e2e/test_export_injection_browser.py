@@ -47,9 +47,9 @@ def _link() -> str:
 def _parsed(target: str, text: str) -> Any:
     if target == "deepspeed":
         return json.loads(text)
-    if target in ("accelerate", "torchtune"):
+    if target in ("accelerate", "torchtune", "trl"):
         return yaml.safe_load(text)
-    if target == "torchtitan":
+    if target == "torchtitan-0.2":
         return tomllib.loads(text)
     return [shlex.split(line) for line in text.split("\n")[:-1]]
 
@@ -86,9 +86,9 @@ def test_a_multi_line_shape_name_in_a_share_link_cannot_inject_into_any_export(a
         assert file_name == expected.file_name
         assert _parsed(target, text) == expected.content, target
         assert text.splitlines() == text.split("\n")[:-1]  # no line break but \n anywhere in the file
-        if target in ("accelerate", "torchtune"):
+        if target in ("accelerate", "torchtune", "trl"):
             assert "os.system" not in json.dumps(yaml.safe_load(text)) and "evil" not in yaml.safe_load(text)
-        if target == "torchtitan":
+        if target == "torchtitan-0.2":
             assert "evil" not in tomllib.loads(text)
         if target == "megatron":
             assert "--data-path" not in text

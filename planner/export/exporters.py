@@ -59,8 +59,8 @@ def export_plan(scenario: Scenario, cats: Catalogs, target: str) -> Export:
 
 def _with_objective_note(written: Export, scenario: Scenario) -> Export:
     """These targets configure supervised training; a post-training plan says what the file leaves out."""
-    if scenario.post_training == "sft":
-        return written
+    if scenario.post_training == "sft" or (scenario.post_training == "dpo" and written.target == "torchtune"):
+        return written  # torchtune's DPO recipe and loss are in its file
     missing = (
         f"the {scenario.post_training} objective: this file sets up the policy's training layout only; the "
         "reference, reward and value models, preference pairs and the rollout engine are configured in the "

@@ -1,7 +1,8 @@
 # Both targets build .venv on first use, so a fresh clone needs only Python 3.11 and pip.
 # `make run` installs the runtime dependencies only; `make test` adds the test tools (pytest, ruff, mypy,
-# hypothesis, Playwright). Each has its own stamp, named after pyproject.toml's checksum, so `make run` after
-# `make test` installs nothing and `make test` after `make run` only adds the test extras.
+# hypothesis, Playwright) and the trace extra (torch CPU build, transformers, peft), so CI runs the trace
+# tests. Each has its own stamp, named after pyproject.toml's checksum, so `make run` after `make test`
+# installs nothing and `make test` after `make run` only adds the test extras.
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -31,7 +32,7 @@ $(RUN_STAMP): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(TEST_STAMP): $(RUN_STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,trace]'
 	touch $@
 
 run: $(RUN_STAMP)

@@ -11,6 +11,7 @@ from ui.warmup import import_everything
 import_everything()
 
 from ui.garbage import freeze_long_lived_objects  # noqa: E402
+from ui.refused_entries import retry_refused  # noqa: E402
 from ui.share import share_popover  # noqa: E402
 from ui.sidebar import render_sidebar  # noqa: E402
 from ui.state import init_state, show_notices, sync_query_params  # noqa: E402
@@ -21,6 +22,7 @@ from ui.training_setup import render_training_setup  # noqa: E402
 # page fetch the favicon from fonts.gstatic.com, which fails offline (tests/e2e/test_offline.py).
 st.set_page_config(page_title="Training Run Planner", page_icon="🧮", layout="wide")
 init_state()
+retry_refused()  # an entry refused for a conflict with another input applies once that input changed
 
 PAGES_KEY = "app.pages"
 

@@ -14,6 +14,7 @@ from planner import (
     compare_gpus,
     filter_rows,
     pareto_frontier,
+    plural,
     safe_csv,
     sort_rows,
 )
@@ -41,7 +42,7 @@ except ValueError as err:
     st.error(f"Cannot compare GPUs for this scenario: {plain(err)}", icon=":material/error:")
     st.stop()
 st.caption(
-    f"{s.n_gpus:d} GPUs of each type, the same layout (TP {s.tp:d} · PP {s.pp:d} · CP {s.cp:d}) and global batch."
+    f"{plain(plural(s.n_gpus, 'GPU'))} of each type, the same layout (TP {s.tp:d} · PP {s.pp:d} · CP {s.cp:d}) and global batch."
 )
 methods_link("catalogues", label="Where the GPU figures and prices come from")
 overridden = [OVERRIDE_LABELS[name] for name in OVERRIDE_FIELDS if getattr(s, name) is not None]
@@ -65,8 +66,14 @@ fitting_only = flags_col.checkbox("Only GPUs that fit", key="compare.fitting_onl
 
 shown = filter_rows(everything, vendors, min_memory, priced_only, fitting_only)
 shown = sort_rows(pareto_frontier(shown, among="fits_vram"), metric)
+all_columns = st.toggle(
+    "All columns", key="compare.all_columns", help="Price sources, cost bands, failures..."
+)
+table = compare_table.table_frame(shown)
+order = compare_table.column_order(table, all_columns)
 st.dataframe(
-    compare_table.styled(compare_table.table_frame(shown)),
+    compare_table.styled(table),
+    column_order=order,
     column_config=compare_table.TABLE_COLUMNS,
     hide_index=True,
     width="stretch",
@@ -75,7 +82,7 @@ st.dataframe(
 )
 st.download_button(
     "Download CSV",
-    data=safe_csv(shown),
+    data=safe_csv(compare_table.shown_csv_frame(table, order)),  # the columns shown, under their headers
     file_name="gpu-comparison.csv",
     mime="text/csv",
     on_click="ignore",
@@ -83,7 +90,7 @@ st.download_button(
 )
 n_fit = int(shown["fits_vram"].fill_null(False).sum())
 st.caption(
-    f"{shown.height:d} of {everything.height:d} GPUs shown; the {n_fit:d} that fit at {s.n_gpus:d} GPUs come first, "
+    f"{shown.height:d} of {everything.height:d} GPUs shown; the {n_fit:d} that fit at {plain(plural(s.n_gpus, 'GPU'))} come first, "
     "the others are greyed with the number of GPUs they would need."
 )
 
@@ -118,9 +125,11 @@ for column, name in zip(st.columns(max(len(picked), 1)), picked, strict=False):
             f"{plain(row['vendor'])} · {fmt.gib(row['memory_gib'], 1)}"
             + (f" · {plain(row['status'])}" if row["status"] else "")
         )
-        fits = {True: "yes", False: "no", None: "unknown"}[row["fits_vram"]]
-        st.metric("Fits at this count", fits)
-        st.caption(f"Peak use {fmt.gib(row['peak_gib_per_device'], 1)} per GPU")
+        st.metric("Memory at this count", row["fit_verdict"] or "unknown")
+        st.caption(
+            f"Peak use {fmt.gib(row['peak_gib_per_device'], 1)} per GPU, up to "
+            f"{fmt.gib(row['peak_gib_high'], 1)} at the high end of the memory model's error band"
+        )
         if "generation_frac" in row and row["generation_frac"] is not None:  # a post-training plan
             st.caption(
                 f"Peak while {plain(row['peak_phase'] or 'unknown')} · reference {fmt.gib(row['reference_model_gib'], 1)}"

@@ -15,9 +15,11 @@ from ui.goodput_inputs import goodput_rows, render_goodput_inputs
 from ui.methods_link import methods_link
 from ui.model_input import render_shape_editor
 from ui.number_entry import number_entry
+from ui.plan_banners import greyed, render_plan_warnings
 from ui.post_training_view import render_step_time
 from ui.presets import preset_picker
 from ui.state import bound
+from ui.step_parts_view import render_step_parts
 
 st.title("Compute")
 # Sequence length, packing and the parallel degrees are in the sidebar's training setup, on every page.
@@ -92,8 +94,9 @@ est, resolved = current_or_stop()
 context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
 methods_link("flops")
 model_note(est, bool(resolved.shape and resolved.shape.is_moe))
+render_plan_warnings(resolved, est)  # communication-bound, few prompts a rollout, more GPUs slower
 first, second, third, fourth = st.columns(4)
-first.metric("Wall clock", fmt.hours(est.wall_clock_h))
+first.metric("Wall clock", greyed(fmt.hours(est.wall_clock_h), est))  # grey: a plan that does not fit
 # MFU and HFU side by side no longer fit a quarter of a laptop screen ("44.5% / 44.5%" was cut off): HFU below.
 second.metric("MFU", f"{est.mfu:.1%}", help="Model FLOPs per second ÷ peak (what published MFU figures use).")
 second.caption(f"HFU {est.hfu:.1%}: hardware FLOPs, the recomputed forward pass included, ÷ peak")
@@ -144,13 +147,14 @@ breakdown_table(
         ("Checkpoint I/O", "load once + save each checkpoint", fmt.hours(est.checkpoint_io_h)),
         (
             "Wall clock (range)",
-            "low / high efficiency preset",
+            "operator compute ± 20 % (a preset band for a bare parameter count)",
             fmt.band(est.wall_clock_h_low, est.wall_clock_h_high, "hours"),
         ),
         *goodput_rows(est),
     ]
 )
 unavailable_notes(est)
+render_step_parts(est)
 render_step_time(est, resolved.scenario)
 
 st.subheader("Scaling with GPU count")

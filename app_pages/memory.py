@@ -9,9 +9,12 @@ from planner import memory_components, memory_vs_micro_batch
 from ui import charts
 from ui import format as fmt
 from ui.blocks import (
+    TIGHT,
     assumptions,
+    band_words,
     breakdown_table,
     context_caption,
+    fit_verdict,
     loading_row,
     memory_metric,
     model_note,
@@ -22,6 +25,7 @@ from ui.fixes_box import render_fixes
 from ui.methods_link import methods_link
 from ui.post_training_view import memory_rows, render_memory_notes
 from ui.safe_text import plain
+from ui.trace_box import render_trace
 from ui.training_setup import RECOMPUTE_LABELS
 
 st.title("Memory")
@@ -66,13 +70,34 @@ breakdown_table(
     + [
         loading_row(est),
         ("Peak per GPU", f"largest phase: {est.peak_phase}", fmt.gib(est.peak_gib_per_device)),
+        (
+            "Allocated peak",
+            "tensors alive at the worst moment (torch max_memory_allocated)",
+            fmt.gib(est.peak_allocated_gib),
+        ),
+        (
+            "Reserved peak",
+            "allocated + the caching allocator's slack (max_memory_reserved)",
+            fmt.gib(est.peak_reserved_gib),
+        ),
+        (
+            "Device total",
+            "reserved + CUDA context and library workspaces (nvidia-smi)",
+            fmt.gib(est.device_total_gib),
+        ),
+        (
+            "Device total, high end",
+            "× the memory model's error band on published runs",
+            fmt.gib(est.peak_gib_high),
+        ),
+        ("Memory verdict", band_words(est), fit_verdict(est)),
         ("On the host (offloaded)", "moved to CPU memory", fmt.gib(est.host_offload_gib)),
     ]
 )
 unavailable_notes(est)
 
-if est.fits_vram is False:
-    st.subheader("Ways to make it fit")
+if est.fit_verdict in ("does not fit", TIGHT):
+    st.subheader("Ways to make it fit with margin")
     render_fixes(resolved, key="memory")
 
 st.subheader("Peak memory against micro-batch")
@@ -95,6 +120,7 @@ if curve.height:
         "With flash attention the attention scores are never stored, so recomputing them saves nothing: the "
         "“selective (attention scores)” line then lies on the “none” line (dashes tell them apart)."
     )
+render_trace(resolved)
 assumptions(
     [
         "Weights, gradients, optimizer states and the fp32 master copy follow the chosen precision and optimizer; "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from planner import Scenario
@@ -17,7 +19,9 @@ from ui.methods_data import (
     sources_table,
 )
 from ui.methods_link import TOPICS, requested_topic
+from ui.methods_multimodal import multimodal
 from ui.methods_post import post_training
+from ui.methods_step import step_model
 from ui.safe_text import plain
 from ui.state import scenario
 from ui.team_data import origin_markdown, team_error_markdown
@@ -70,19 +74,13 @@ def flops() -> None:
 
 
 def time() -> None:
-    st.markdown(f"""
+    st.markdown("""
 - **With your own MFU** (the seed's form) the measured utilisation already contains communication, pipeline
   idling and data loading, so wall clock = model FLOPs ÷ (GPUs × peak × MFU) and nothing is added:
   4.32e18 FLOPs on 4 GPUs at 400 TFLOP/s and MFU 0.3 take 9,000 s = 2.5 h.
-- **Without one**, a preset from data/efficiency.csv gives the share of peak the GPUs reach on the FLOPs they
-  execute, by GPU generation, model size (under 3 B, 3–20 B, 20–100 B, over 100 B), method and precision.
-  scripts/derive_efficiency.py derives it from published measurements (the accuracy table below) by taking
-  the modelled communication and pipeline idling out of each measured step at an overlap of
-  {_default("overlap_frac"):g} (what the published FSDP and Megatron runs imply, and the default overlap here);
-  the estimate puts them back for your layout, so nothing counts twice while your overlap stays at that
-  figure. Cells without a measurement are filled by stated rules: nearest size, the LoRA/full or FP8/BF16
-  ratio, or another generation scaled by achievable matmul throughput. Low and high presets give the time
-  range.
+- **Without one**, the compute comes from the operators each GPU runs (below); a bare parameter count,
+  which has no shape to time, keeps a utilisation preset from data/efficiency.csv (by GPU generation, model
+  size, method and precision, derived by scripts/derive_efficiency.py from published runs).
 - **One step** = (compute + exposed tensor/context/pipeline traffic) ÷ (1 − bubble) + exposed data-parallel
   traffic. Traffic hides under compute up to the overlap share: exposed = traffic − overlap × min(compute,
   traffic), so full overlap costs the longer of the two and none their sum (Isaev et al. 2023, Calculon).
@@ -112,6 +110,7 @@ def time() -> None:
   failures = (plain + writes) ÷ (1 − ((τ + C) ÷ 2 + restart + C) ÷ M). Rate 0 gives the plain figures.
   Published GPU-hours of whole runs are predicted with failures.
 """)
+    step_model()
 
 
 def memory() -> None:
@@ -192,11 +191,31 @@ def catalogues() -> None:
     st.markdown("**Price snapshots** (dated; a snapshot is never edited, newer prices are a new file):")
     st.dataframe(snapshot_table(cats.prices).to_arrow(), hide_index=True, width="stretch")
     for name, file_name, frame in catalogue_frames(cats):
-        with st.expander(f"Sources of {plain(name)} ({plain(file_name)})"):
-            st.dataframe(sources_table(frame).to_arrow(), hide_index=True, width="stretch")
+        section = _lazy(f"Sources of {name} ({file_name})", f"methods.sources.{file_name}")
+        if section.open:
+            section.dataframe(sources_table(frame).to_arrow(), hide_index=True, width="stretch")
+
+
+def _lazy(label: str, key: str, opened: bool = False) -> Any:
+    """An expander whose content is drawn only while it is open: the page's big tables (every catalogue's
+    sources, every calibration case) and the accuracy scoring (the planner run over every case three times)
+    cost its first load seconds when drawn closed. `opened`: open it on arrival (a link to this section)."""
+    if opened and key not in st.session_state:
+        st.session_state[key] = True
+    return st.expander(plain(label), key=key, on_change="rerun")
 
 
 def accuracy() -> None:
+    section = _lazy(
+        "Scores against the published measurements", "methods.accuracy", requested_topic() == "accuracy"
+    )
+    if not section.open:
+        return
+    with section:
+        _accuracy_scores()
+
+
+def _accuracy_scores() -> None:
     report = accuracy_report()
     if isinstance(report, str):
         st.info(plain(report), icon=":material/info:")
@@ -212,7 +231,8 @@ def accuracy() -> None:
         "presets fitted to their own rows, so their three scores agree."
     )
     st.dataframe(accuracy_summary_table(report).to_arrow(), hide_index=True, width="stretch")
-    with st.expander("Every case"):
+    every = st.toggle("Every case", key="methods.every_case")
+    if every:
         st.dataframe(accuracy_rows_table(report).to_arrow(), hide_index=True, width="stretch")
 
 
@@ -244,6 +264,7 @@ SECTIONS = {
     "cost": cost,
     "energy": energy,
     "post_training": post_training,
+    "multimodal": multimodal,
     "catalogues": catalogues,
     "accuracy": accuracy,
     "version": version,

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import streamlit as st
 
+from planner import plural
 from ui import format as fmt
 from ui.blocks import (
+    TIGHT,
     assumptions,
+    band_words,
     breakdown_table,
     context_caption,
+    fit_verdict,
     memory_metric,
     model_note,
     unavailable_notes,
@@ -18,6 +22,9 @@ from ui.export_box import render_export_box
 from ui.fixes_box import OVERVIEW_FIXES, render_fixes
 from ui.goodput_inputs import goodput_rows
 from ui.methods_link import methods_link
+from ui.multimodal_view import multimodal_rows
+from ui.plan_banners import greyed, render_plan_warnings
+from ui.safe_text import plain
 from ui.team_data import origin_note
 
 st.title("Overview")
@@ -26,6 +33,7 @@ model_note(est, bool(resolved.shape and resolved.shape.is_moe))
 context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
 origin_note(resolved)
 methods_link("time")
+render_plan_warnings(resolved, est)
 
 # One row of three columns holding two figures each: half the layout messages of two rows of columns, which a
 # rerun pays for in the browser (bench/browser_bench.py). Every figure carries a second line, so the rows align.
@@ -41,11 +49,18 @@ n_gpus = resolved.scenario.n_gpus
 figure(
     first,
     "Wall clock",
-    fmt.hours(est.wall_clock_h),
+    greyed(fmt.hours(est.wall_clock_h), est),
     f"range {fmt.band(est.wall_clock_h_low, est.wall_clock_h_high, 'hours')}",
 )
-figure(second, "GPU-hours", fmt.count(est.device_hours, 1), f"wall clock × {n_gpus:,} GPUs")
-figure(third, "Cost", fmt.usd(est.cost_usd), f"range {fmt.band(est.cost_usd_low, est.cost_usd_high)}")
+figure(
+    second, "GPU-hours", greyed(fmt.count(est.device_hours, 1), est), f"wall clock × {plural(n_gpus, 'GPU')}"
+)
+figure(
+    third,
+    "Cost",
+    greyed(fmt.usd(est.cost_usd), est),
+    f"range {fmt.band(est.cost_usd_low, est.cost_usd_high)}",
+)
 with first:
     memory_metric(est)
 # The unit in the label: it fits at 1,100 px.
@@ -57,10 +72,12 @@ figure(
 )
 figure(third, "Energy and carbon", f"{fmt.sig(est.energy_kwh)} kWh", f"{fmt.sig(est.co2e_kg)} kg CO2e")
 
-if est.fits_vram is False:
+if est.fit_verdict in ("does not fit", TIGHT):
     with st.container(border=True):
+        head = "Does not fit" if est.fit_verdict == "does not fit" else "Tight — may run out of memory"
         st.markdown(
-            f"**Does not fit: {fmt.gib(est.peak_gib_per_device)} per GPU.** Ways to make it fit, best first:"
+            f"**{head}: {fmt.gib(est.peak_gib_per_device)} per GPU** ({plain(band_words(est))}). "
+            "Ways to make it fit with margin, best first:"
         )
         render_fixes(resolved, key="overview", limit=OVERVIEW_FIXES)
         st.page_link("app_pages/memory.py", label="More on the Memory page", icon=":material/memory:")
@@ -78,7 +95,7 @@ breakdown_table(
         ),
         (
             "Across the cluster",
-            f"per GPU × {resolved.scenario.n_gpus} GPUs",
+            f"per GPU × {plural(resolved.scenario.n_gpus, 'GPU')}",
             fmt.sci(est.cluster_flops_per_s, "FLOP/s"),
         ),
         (
@@ -90,6 +107,7 @@ breakdown_table(
         ("Cost", est.price_basis, fmt.usd(est.cost_usd)),
         *goodput_rows(est),
         ("Training throughput", "training tokens ÷ wall clock", f"{fmt.count(est.tokens_per_s)} tokens/s"),
+        *multimodal_rows(est),  # vision-language and diffusion plans
         ("Weights and optimizer state, total", resolved.state_rule, fmt.gib(est.model_state_gib_total)),
         ("Per GPU, sharded evenly", "total ÷ GPUs", fmt.gib(est.model_state_gib_per_device)),
         (
@@ -97,7 +115,7 @@ breakdown_table(
             "all components at the peak phase (Memory page)",
             fmt.gib(est.peak_gib_per_device),
         ),
-        ("Fits the VRAM entered", f"peak against {est.vram_gib:,.2f} GiB", "yes" if est.fits_vram else "no"),
+        ("Memory verdict", band_words(est), fit_verdict(est)),
     ]
 )
 unavailable_notes(est)

@@ -60,6 +60,10 @@ TABLE_COLUMNS = {
     "energy_kwh": st.column_config.NumberColumn("Energy (kWh)", format="%.1f"),
     "co2e_kg": st.column_config.NumberColumn("CO2e (kg)", format="%.1f"),
     "peak_gib_per_device": st.column_config.NumberColumn("Peak GiB/GPU", format="%.1f"),
+    "fit_verdict": st.column_config.TextColumn(
+        "Memory verdict", help="tight plans rank after those that fit with the memory model's error band"
+    ),
+    "peak_gib_high": st.column_config.NumberColumn("Peak GiB/GPU, high end", format="%.1f"),
     "vram_gib": st.column_config.NumberColumn("VRAM GiB", format="%.1f"),
     "offload_optimizer": st.column_config.CheckboxColumn("Optimizer offload"),
     "offload_params": st.column_config.CheckboxColumn("Parameter offload"),

@@ -16,6 +16,7 @@ from planner import (
     SHEET_INPUT_COLUMNS,
     evaluate_rows,
     pick_lists,
+    plural,
     read_saved_scenarios,
     result_cells,
     saved_scenarios_csv,
@@ -52,6 +53,7 @@ NUMBER_FORMATS = {
     "Micro-batch": "%d",
     "Accumulation": "%d",
     "Peak GiB/GPU": "%.1f",
+    "Peak GiB/GPU, high end": "%.1f",
     "Headroom GiB": "%.1f",
     "Wall clock (h)": "%.2f",
     "GPU-hours": "%.1f",
@@ -68,7 +70,7 @@ NUMBER_FORMATS = {
     "Training (h)": "%.2f",
     "Share generating": "percent",
 }
-TEXT_RESULTS = ("Peak phase",)
+TEXT_RESULTS = ("Peak phase", "Bound by", "Memory verdict")
 
 
 def sheet_frame() -> tuple[pl.DataFrame, list[Any]]:
@@ -100,7 +102,8 @@ def result_labels(frame: pl.DataFrame) -> list[str]:
 def column_config(results: list[str]) -> dict[str, Any]:
     choices = pick_lists(catalogs())
     config: dict[str, Any] = {
-        NAME_LABEL: st.column_config.TextColumn(NAME_LABEL, required=True, max_chars=80)
+        # pinned: the plan's name stays in view while the grid scrolls sideways to the inputs
+        NAME_LABEL: st.column_config.TextColumn(NAME_LABEL, required=True, max_chars=80, pinned=True)
     }
     for column in SHEET_INPUT_COLUMNS:
         if column.field in choices:
@@ -121,11 +124,19 @@ def column_config(results: list[str]) -> dict[str, Any]:
     return config
 
 
+def column_order(frame: pl.DataFrame) -> list[str]:
+    """Results first, right after the name, so they are in view at 1440 px without scrolling; the inputs
+    follow (edits address columns by label, so the order changes nothing else)."""
+    inputs = [column.label for column in SHEET_INPUT_COLUMNS]
+    return [NAME_LABEL, *result_labels(frame), "Problem", *inputs]
+
+
 def grid(frame: pl.DataFrame) -> None:
     key = editor_key()
     st.data_editor(
         frame,
         key=key,
+        column_order=column_order(frame),
         column_config=column_config(result_labels(frame)),
         disabled=[*result_labels(frame), "Problem"],
         num_rows="dynamic",
@@ -195,7 +206,7 @@ def files_section() -> None:
             st.error(plain(str(problem)))
         return
     st.button(
-        plain(f"Add the {len(parsed.scenarios)} rows of {uploaded.name}"),
+        plain(f"Add the {plural(len(parsed.scenarios), 'row')} of {uploaded.name}"),
         key="sheet.import",
         on_click=add_rows,
         args=(parsed.scenarios,),
@@ -204,6 +215,7 @@ def files_section() -> None:
 
 
 st.title("Plan sheet")
+rows()  # the library's rows load first, so a library that cannot be opened is said in this run, not the next
 for kind, text, _undo in take_flash():  # undo buttons belong to the Scenarios page; here only the words
     getattr(st, kind)(plain(text))
 st.caption(

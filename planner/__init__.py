@@ -44,9 +44,9 @@ _PUBLIC_MODULES = {
         "SORT_METRICS",
         "compare_gpus",
         "filter_rows",
-        "pareto_frontier",
         "sort_rows",
     ),
+    "planner.decide.frontier": ("pareto_frontier",),
     "planner.decide.explore": (
         "MAX_SCALING_GPUS",
         "memory_vs_micro_batch",
@@ -87,6 +87,7 @@ _PUBLIC_MODULES = {
     "planner.decide.sweep_generation": ("searches_generation",),
     "planner.decide.sweep_space": ("ANY", "obeying_space"),
     "planner.decide.sweep_words": ("label",),
+    "planner.decide.plan_words": ("checkpoint_words", "human_duration", "plan_warnings", "plural"),
     "planner.errors": ("PlannerError", "from_validation_error", "shortened"),
     "planner.estimate": ("estimate", "estimate_resolved"),
     "planner.export.export_types": ("Export",),
@@ -130,6 +131,7 @@ _PUBLIC_MODULES = {
         "with_sequence_length",
     ),
     "planner.results": ("Estimate",),
+    "planner.trace.scope": ("TRACE_ENABLE_HINT", "trace_available", "trace_refusal"),
     "planner.views": ("co2e_by_region", "energy_components", "memory_components", "step_timeline"),
     "planner.library.connect": ("DB_URL_ENV", "LibraryUnavailable", "library_url"),
     "planner.library.opening": ("open_library",),
@@ -170,15 +172,12 @@ if TYPE_CHECKING:
     from planner.catalogue.catalog_tables import MAX_SNAPSHOT_ID_CHARS, SNAPSHOT_ID, snapshot_date
     from planner.catalogue.models import preset_names
     from planner.catalogue.paths import bundle_dir, bundled_data_dir
-    from planner.decide.compare import (
-        MAX_GPUS as COMPARE_MAX_GPUS,
-    )
+    from planner.decide.compare import MAX_GPUS as COMPARE_MAX_GPUS
     from planner.decide.compare import (
         OVERRIDE_FIELDS,
         SORT_METRICS,
         compare_gpus,
         filter_rows,
-        pareto_frontier,
         sort_rows,
     )
     from planner.decide.explore import (
@@ -188,6 +187,8 @@ if TYPE_CHECKING:
         scaling_curve,
         suggest_fixes,
     )
+    from planner.decide.frontier import pareto_frontier
+    from planner.decide.plan_words import checkpoint_words, human_duration, plan_warnings, plural
     from planner.decide.scenario_results import headline_results, read_saved_scenarios, saved_scenarios_csv
     from planner.decide.sheet import (
         SHEET_INPUT_COLUMNS,
@@ -267,6 +268,7 @@ if TYPE_CHECKING:
         with_sequence_length,
     )
     from planner.results import Estimate
+    from planner.trace.scope import TRACE_ENABLE_HINT, trace_available, trace_refusal
     from planner.views import co2e_by_region, energy_components, memory_components, step_timeline
 
 

@@ -27,6 +27,7 @@ from typing import Any, Final, TypeVar
 import numpy as np
 
 from planner.formulas.memory.memory_inputs import MemoryInputs
+from planner.multimodal.group import TEXT_ONLY, MultimodalColumns
 from planner.post.group import Column, PostTrainingColumns
 
 
@@ -123,8 +124,10 @@ class LayoutColumns:
     # communication as frameworks do it (issue 14 item 6): bytes per gradient element reduced, 0 = auto
     reduce_bytes_per_param: Column = 0.0
     overlap_windows: Column = 0.0  # flag: overlap_model "windows" (data-parallel sync behind its window only)
+    hf_eager_code: Column = 0.0  # flag: Hugging Face eager code (formulas/memory/eager.py)
     etp: Column = 0.0  # expert tensor parallelism (issue 14 item 1): experts split over etp; 0 = follows tp
     full_model_load: Column = 0.0  # flag: the whole model on each GPU before sharding (issue 14 item 9)
+    tp_comm_overlap: Column = 0.0  # flag: tensor-parallel collectives hide under the GEMMs (else exposed)
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,16 @@ class GpuColumns:
     # clocks and power caps (issue 14 item 3): the limit the GPU runs at (its TDP unless capped); the run's
     # GPU power draw follows it, and `peak_flops_per_s` is already the rate at it (planner/formulas/energy/power_cap.py)
     power_limit_w: Column
+    # the operator step model's per-GPU constants (planner.catalogue.microbench, data/microbench/)
+    gemm_peak_frac: Column = 0.78  # best matmul rate over the dense peak (MAMF table median)
+    attention_frac: Column = 0.45  # FlashAttention-2 forward + backward over the BF16 peak
+    memory_frac: Column = 0.90  # achievable share of the datasheet memory bandwidth (a copy)
+    n_sms: Column = 0.0  # SMs the GEMM tiles fill in waves (0: no wave quantisation)
+    bf16_flops_per_s: Column = float("nan")  # attention's rate (NaN: the training precision's peak)
+    fp8_compute: Column = 0.0  # flag: matmuls in FP8 (casts to FP8 before each GEMM)
+    residual_frac: Column = (
+        1.0  # measured / operator-model speed of the generation (data/microbench/residual.csv)
+    )
 
 
 @dataclass(frozen=True)
@@ -189,6 +202,7 @@ Group = TypeVar(
     GpuColumns,
     EnergyColumns,
     PostTrainingColumns,
+    MultimodalColumns,
 )
 GROUPS: Final = {
     "model": ModelColumns,
@@ -198,6 +212,7 @@ GROUPS: Final = {
     "gpu": GpuColumns,
     "energy": EnergyColumns,
     "post": PostTrainingColumns,  # post-training (issue 16; planner.post.group)
+    "mm": MultimodalColumns,  # vision-language and diffusion parts (planner.multimodal.group)
 }
 # column name -> its group; names are unique across groups (tests/test_columns.py)
 GROUP_OF: Final = {
@@ -216,6 +231,7 @@ class Columns:
     gpu: GpuColumns
     energy: EnergyColumns
     post: PostTrainingColumns
+    mm: MultimodalColumns = TEXT_ONLY
 
     def replace(self, **changes: Any) -> Columns:
         """A copy with some columns changed: a whole group (`gpu=stacked`) or single columns by name
@@ -250,7 +266,7 @@ SAME_NAMED_LAYOUT = (
     "fused_cross_entropy", "dropout", "offload_optimizer", "offload_params", "offload_activations",
     "optimizer_in_backward", "overhead_bytes", "fragmentation_frac", "n_virtual_stages", "lora_rank",
     "lora_all_linear", "lora_dropout", "fp32_grad_buffers", "optimizer_foreach", "ep", "etp",
-    "full_model_load",
+    "full_model_load", "hf_eager_code",
 )  # fmt: skip
 
 

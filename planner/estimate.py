@@ -10,10 +10,13 @@ import numpy as np
 from planner.catalogue.catalog import Catalogs
 from planner.evaluate import evaluate
 from planner.formulas.memory.recipes import PEAK_PHASE_NAMES
+from planner.formulas.memory.verdict import VERDICT_NAMES
+from planner.formulas.operators.outputs import bound_by_words
 from planner.inputs.scenario import Scenario
 from planner.resolve import Resolved, resolve
 from planner.results import Estimate, estimate_figures
 
+BOUND_BY_LAYOUT = ("tp", "cp", "pp", "n_gpus_per_node")  # what `bound_by_words` names
 __all__ = ["Estimate", "Resolved", "estimate", "estimate_resolved", "resolve", "row"]
 
 
@@ -38,17 +41,23 @@ def to_estimate(resolved: Resolved, out: dict[str, float]) -> Estimate:
     """The Estimate of one evaluated row: the table's figures (`planner.results.OUTPUTS`) and the few that are
     not numbers (the fit verdict, the peak's phase, the largest micro-batch, the provenance)."""
     fits, phase, largest = out["fits_vram"], out["peak_phase"], out["max_micro_batch"]
+    lay = resolved.columns.layout
     return Estimate(
         **estimate_figures(out),
         fits_vram=None if math.isnan(fits) else bool(fits),
         peak_phase=None if math.isnan(phase) else PEAK_PHASE_NAMES[int(phase)],
+        fit_verdict=None if math.isnan(out["fit_verdict"]) else VERDICT_NAMES[int(out["fit_verdict"])],
         max_micro_batch=None if math.isnan(largest) else int(min(largest, 1e9)),
         gpu=str(resolved.gpu["name"]),
         price_basis=resolved.price_basis,
         price_snapshot=resolved.price_snapshot,
         seq_len=resolved.seq_len,
         seq_len_rule=resolved.seq_len_rule,
+        token_rule=resolved.token_rule,
         unavailable={**resolved.unavailable, **_goodput_notes(out)},
+        bound_by=bound_by_words(
+            int(out["bound_by_code"]), *(float(getattr(lay, n)) for n in BOUND_BY_LAYOUT)
+        ),
     )
 
 

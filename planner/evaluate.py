@@ -13,14 +13,19 @@ from typing import Any
 
 import numpy as np
 
+from planner.catalogue.memory_band import memory_band
 from planner.columns import Columns, memory_inputs
 from planner.failures import with_failures
 from planner.formulas.memory.loading import whole_model
 from planner.formulas.memory.model_states import stage_model_states
-from planner.formulas.memory.peak import MemoryBreakdown, MemoryInputs, max_micro_batch, memory_with_paging
+from planner.formulas.memory.peak import MemoryBreakdown, MemoryInputs, max_micro_batch
 from planner.formulas.memory.recipes import Method, Recompute
+from planner.formulas.memory.verdict import verdict_outputs
+from planner.formulas.operators.outputs import bound_by_code, step_parts
+from planner.formulas.operators.step import BAND, operator_compute
 from planner.formulas.step import collectives, comm, compute, timing
 from planner.formulas.step.offload import OffloadStep
+from planner.multimodal import step as mm  # vision-language and diffusion parts beside the main transformer
 from planner.post.step import is_sft, policy_view, post_training_outputs
 from planner.step_parts import (
     adapter_memory_time_s,
@@ -62,7 +67,7 @@ def flops_per_token(c: Columns, causal: int = 1) -> tuple[Any, Any]:
         lay.recompute == Recompute.FULL,
         np.isin(lay.recompute, (Recompute.SELECTIVE, Recompute.SELECTIVE_OP)),
     )
-    return model, hardware
+    return model + (side := mm.side_flops_per_token(c)), hardware + side  # encoders, VAE
 
 
 def _step_comm(c: Columns) -> comm.StepComm:
@@ -105,7 +110,8 @@ def _step_comm(c: Columns) -> comm.StepComm:
     unhidden = step.data_parallel_unhidden_frac  # used only by the windows overlap model
     if np.any(step.windows):
         unhidden = np.where((lay.zero_stage >= 1) & (m.has_shape == 0), 0.0, unhidden)
-    return replace(step, pipelined_s=pipelined, data_parallel_unhidden_frac=unhidden)
+    tensor = step.exposed_tensor_s * (1.0 - lay.tp_comm_overlap) * (m.has_shape > 0)  # Megatron's option
+    return replace(step, pipelined_s=pipelined, data_parallel_unhidden_frac=unhidden, exposed_tensor_s=tensor)
 
 
 def _run(
@@ -119,22 +125,13 @@ def _run(
     utilisation_frac: Any,
     host: OffloadStep,
     memory_bound_s: Any,
+    operator_s: Any,
 ) -> timing.RunTime:
+    w, lay, g = c.workload, c.layout, c.gpu
+    rates = (model_fpt, hw_fpt, w.training_tokens, processed, batch, lay.n_gpus, g.peak_flops_per_s)
+    end_to_end = (utilisation_frac, g.utilisation_is_end_to_end)
     return timing.run_time(
-        model_fpt,
-        hw_fpt,
-        c.workload.training_tokens,
-        processed,
-        batch,
-        c.layout.n_gpus,
-        c.gpu.peak_flops_per_s,
-        utilisation_frac,
-        c.gpu.utilisation_is_end_to_end,
-        step_comm,
-        bubble,
-        c.layout.overlap_frac,
-        host,
-        memory_bound_s,
+        *rates, *end_to_end, step_comm, bubble, lay.overlap_frac, host, memory_bound_s, operator_s
     )
 
 
@@ -146,7 +143,7 @@ def policy_memory(c: Columns) -> Memory:
     for columns already in the policy's view (`policy_view`): the memory part of `evaluate`, which the plan
     search runs first to evaluate the rest only for the rows that fit (planner.decide.sweep)."""
     inputs = memory_inputs(c)
-    return inputs, memory_with_paging(inputs, c.recipe.paged_optimizer, c.gpu.vram_bytes)
+    return inputs, mm.paged_memory(c, inputs)
 
 
 def device_peak_bytes(c: Columns, breakdown: MemoryBreakdown) -> Any:
@@ -157,8 +154,7 @@ def device_peak_bytes(c: Columns, breakdown: MemoryBreakdown) -> Any:
 def _memory(c: Columns, memory: Memory, micro_batch_limit: bool) -> Outputs:
     inputs, breakdown = memory
     state_total = _model_state_bytes_total(inputs)
-    shaped = c.model.has_shape > 0
-    nan = np.nan
+    shaped, nan = c.model.has_shape > 0, np.nan
     peak = device_peak_bytes(c, breakdown)
     return {
         "weights_bytes": breakdown.weights_bytes,
@@ -181,7 +177,7 @@ def _memory(c: Columns, memory: Memory, micro_batch_limit: bool) -> Outputs:
         "headroom_bytes": c.gpu.vram_bytes - peak,
         "host_offload_bytes": breakdown.host_offload_bytes,
         "max_micro_batch": (
-            np.where(shaped, max_micro_batch(inputs, c.gpu.vram_bytes), nan) if micro_batch_limit else nan
+            np.where(shaped, max_micro_batch(inputs, mm.room_bytes(c)), nan) if micro_batch_limit else nan
         ),
         "model_state_bytes_total": state_total,
         "model_state_bytes_per_device": state_total / c.layout.n_gpus,
@@ -238,11 +234,17 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     host = offload_step(c, breakdown)
     common = (c, model_fpt, hw_fpt, processed, batch, step_comm, bubble)
     a2a_s, expert_at_peak_s = moe_critical_path_s(c)  # the experts' extra time scales with 1 / utilisation
+    ops, op_s = operator_compute(c)  # NaN without a shape: the preset's utilisation then
 
     def serial_s(utilisation_frac: Any) -> Any:  # per-step work on the critical path beside the FLOPs
-        return adapter_s + a2a_s + expert_at_peak_s / utilisation_frac
+        return (
+            adapter_s
+            + a2a_s
+            + mm.side_step_s(c)
+            + expert_at_peak_s / np.where(np.isnan(op_s), utilisation_frac, ops.gemm_frac)
+        )
 
-    typical = _run(*common, g.utilisation_frac, host, serial_s(g.utilisation_frac))
+    typical = _run(*common, g.utilisation_frac, host, serial_s(g.utilisation_frac), op_s)
     io_s = checkpoint_io_s(c)
     out: Outputs = {
         **_inputs_shown(c),
@@ -268,9 +270,11 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
         "wall_clock_s": typical.wall_clock_s + io_s,
         "compute_wall_clock_s": typical.wall_clock_s,
     }
+    if everything:  # where the step goes and its largest part (the search's hot path never reads them)
+        out.update(step_parts(ops, typical, op_s, 1.0 - g.utilisation_is_end_to_end, typical.bubble_frac))
     if everything or not is_sft(c):  # the band's ends: the same run at the preset's low and high efficiency
-        slow = _run(*common, g.utilisation_frac_low, host, serial_s(g.utilisation_frac_low))
-        fast = _run(*common, g.utilisation_frac_high, host, serial_s(g.utilisation_frac_high))
+        slow = _run(*common, g.utilisation_frac_low, host, serial_s(g.utilisation_frac_low), op_s / BAND[0])
+        fast = _run(*common, g.utilisation_frac_high, host, serial_s(g.utilisation_frac_high), op_s / BAND[1])
         out["mfu_low"] = slow.mfu  # end to end like `mfu`: it brackets `mfu`
         out["mfu_high"] = fast.mfu
         out["wall_clock_s_low"] = fast.wall_clock_s + io_s
@@ -278,23 +282,10 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     out["per_device_flops_per_s"] = typical.mfu * g.peak_flops_per_s
     out["cluster_flops_per_s"] = out["per_device_flops_per_s"] * lay.n_gpus
     out["tokens_per_s"] = w.training_tokens / out["wall_clock_s"]
-    out.update(_memory(c, memory, everything))
+    out["bound_by_code"] = bound_by_code(out) if everything else np.nan
+    out.update(mm.with_side_parts(c, out | _memory(c, memory, everything)))
     out.update(post_training_outputs(c, out, breakdown, inputs))
-    fits = fits_vram(
-        out["peak_bytes"], out["model_state_bytes_total"], out["overhead_bytes"], lay.n_gpus, g.vram_bytes
-    )
-    out["fits_vram"] = np.where(out.pop("generation_fits", 1.0) > 0, fits, 0.0)
+    room = out.pop("generation_fits", 1.0)  # a colocated rollout engine with no room: does not fit
+    out.update(verdict_outputs(out, c.recipe.method, c.layout.n_gpus, c.gpu.vram_bytes, memory_band(), room))
     out.update(money_and_energy(c, out))
     return {**out, **with_failures(c, out)} if everything else out
-
-
-def fits_vram(
-    peak_bytes: Any, state_bytes_total: Any, overhead_bytes: Any, n_gpus: Any, vram_bytes: Any
-) -> Any:
-    """1.0 fits, 0.0 does not, NaN unknown.
-
-    Judged on the peak over the step when the model's shape is known; otherwise on the evenly split model state
-    plus the fixed overhead (the only memory figures a bare parameter count allows, as in the seed).
-    """
-    judged = np.where(np.isnan(peak_bytes), state_bytes_total / n_gpus + overhead_bytes, peak_bytes)
-    return np.where(np.isnan(judged), np.nan, (judged <= vram_bytes).astype(float))

@@ -17,6 +17,7 @@ import numpy as np
 import planner.scenario_columns as sc
 from planner.catalogue.catalog import Catalogs, check_precision, precision_problem
 from planner.catalogue.efficiency import precision_class
+from planner.catalogue.microbench import operator_gpu_fields
 from planner.catalogue.power_limits import (
     capped_peak_rate,
     catalogue_power_limit_w,
@@ -33,6 +34,7 @@ from planner.model.architecture import ParamCounts
 from planner.model.expert_split import check_expert_split
 from planner.model.layer_split import check_layer_split
 from planner.model.shape import ModelShape
+from planner.multimodal.plan import main_shape, plan
 from planner.post.columns import post_training_columns
 
 BANDS = ("low", "typical", "high")
@@ -70,6 +72,7 @@ class Resolved:
     seq_len: int  # tokens: the user's sequence length or the one derived from the data
     seq_len_rule: str  # which rule gave it, in words
     unavailable: dict[str, str] = field(default_factory=dict)
+    token_rule: str = ""  # vision-language and diffusion models: image -> tokens, in words
 
     @property
     def price_basis(self) -> str:
@@ -99,7 +102,7 @@ def model_shape(scenario: Scenario, cats: Catalogs) -> ModelShape | None:
         return scenario.model_shape
     if scenario.model == CUSTOM_MODEL:
         return None
-    return cats.model(scenario.model)
+    return main_shape(scenario.model) or cats.model(scenario.model)  # vision-language, diffusion: their own
 
 
 def _gpu_lookups(
@@ -144,6 +147,7 @@ def gpu_columns(
         usd_per_gpu_hour_low=float(money.usd_per_gpu_hour_low),
         usd_per_gpu_hour_high=float(money.usd_per_gpu_hour_high),
         power_limit_w=power_limit_w(gpu, s.power_limit_w),
+        **operator_gpu_fields(gpu, s.precision, s.power_limit_w, peak_tflops, cats),
     )
     provenance = GpuProvenance(
         catalog_peak_tflops=rate.tflops,
@@ -225,18 +229,20 @@ def resolve(s: Scenario, cats: Catalogs) -> Resolved:
     if shape is not None:  # the Scenario checks an imported shape itself; a catalogue model only here
         check_layer_split(shape.n_layers, s.pp, s.pp_virtual_stages, _model_label(s, shape))
     check_expert_split(shape, s.ep, _model_label(s, shape), s.etp if s.etp != s.tp else None)
-    seq = sequence_length(s, shape)
+    parts = plan(s, shape)  # vision-language, diffusion: the main transformer's tokens, the other parts
+    seq = sequence_length(parts.scenario, shape)
     model, counts = sc.model_columns(s, shape)
     hw, provenance = gpu_columns(s, gpu, cats, float(model.n_active_params))
     columns = Columns(
         model=model,
         recipe=sc.recipe_columns(s),
         layout=sc.layout_columns(s),
-        workload=sc.workload_columns(s, seq.tokens),
+        workload=sc.workload_columns(parts.scenario, seq.tokens),
         gpu=hw,
         energy=sc.energy_columns(s, float(region["g_co2e_per_kwh"])),
         post=post_training_columns(s, shape, float(model.n_params), float(model.n_active_params), cats),
-    )
+        mm=parts.columns,
+    ).replace(**parts.overrides)
     return Resolved(
         scenario=s,
         columns=columns,
@@ -250,8 +256,9 @@ def resolve(s: Scenario, cats: Catalogs) -> Resolved:
         batch_rule="micro-batch × accumulation × data-parallel replicas × sequence length",
         region_label=str(region["label"]),
         seq_len=seq.tokens,
-        seq_len_rule=seq.rule,
+        seq_len_rule=parts.seq_len_rule or seq.rule,
         unavailable=_unavailable(s, shape, hw, provenance),
+        token_rule=parts.token_rule,
     )
 
 
@@ -285,6 +292,8 @@ def _unavailable(
     if shape is None:
         reason = "needs the model's shape; choose a preset or import a config.json"
         needs_layers = ("activations_gib", "logits_gib", "peak_gib_per_device", "max_micro_batch")
+        named_statistics = ("peak_allocated_gib", "peak_reserved_gib", "device_total_gib")
+        missing.update(dict.fromkeys(named_statistics, reason))
         missing.update(dict.fromkeys((*needs_layers, "loading_peak_gib"), reason))
         if s.method != "full":
             missing["lora adapters"] = "counted as 0 parameters without a shape"

@@ -3,8 +3,7 @@ the typed result of one estimate, a flat set of unit-suffixed figures (the CLI's
 
 `planner.evaluate` computes in bytes, seconds and FLOP/s; `OUTPUTS` says how each reported figure is shown, and
 `shown` is the one place that converts (bytes -> GiB, seconds -> hours, FLOP/s -> TFLOP/s). `Estimate`, the GPU
-comparison (`planner.decide.compare`) and the plan search frames (`planner.decide.sweep_rank`) all take their
-figures through it.
+comparison (`planner.decide.compare`) and the plan search frames (`planner.decide.sweep_rank`) all read it.
 """
 
 from __future__ import annotations
@@ -17,13 +16,15 @@ from typing import Any, Final, get_args
 
 from pydantic import ConfigDict
 
+from planner.formulas.memory.verdict import MEMORY_STATISTIC_ROWS, MemoryStatisticFigures
+from planner.formulas.operators.outputs import STEP_PART_ROWS, StepPartsFigures
 from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
+from planner.multimodal.outputs import MULTIMODAL_ROWS, MultimodalFigures
 from planner.post.outputs import POST_TRAINING_ROWS, PostTrainingFigures
 
 
-class Estimate(PostTrainingFigures):
-    """Every figure of one plan. `None` means "cannot be computed from these inputs" (see `unavailable`);
-    the post-training figures are declared in `planner.post.outputs`."""
+class Estimate(PostTrainingFigures, MemoryStatisticFigures, MultimodalFigures, StepPartsFigures):
+    """Every figure of one plan (`None`: not computable from these inputs, `unavailable` says why); bases' figures."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -120,10 +121,10 @@ class Estimate(PostTrainingFigures):
 
     def to_flat(self) -> dict[str, Any]:
         """JSON-ready: NaN never leaves the library (it becomes None). The plain figures come first, the
-        post-training ones after them."""
+        post-training and multimodal ones after them."""
         out: dict[str, Any] = {}
         dumped = self.model_dump()
-        post = [key for key in PostTrainingFigures.model_fields]
+        post = [*PostTrainingFigures.model_fields, *MultimodalFigures.model_fields]
         for key, value in [(k, v) for k, v in dumped.items() if k not in post] + [
             (k, dumped[k]) for k in post
         ]:
@@ -274,7 +275,7 @@ OUTPUTS: Final = (
     *_rows("min", ("checkpoint_interval_min", "Checkpoint interval (min)", "checkpoint_interval_s")),
     *_rows("s", ("checkpoint_write_s", "Checkpoint write (s)", "checkpoint_write_s")),
     *_rows("fraction", ("goodput_frac", "Goodput (plain ÷ with failures)", "goodput_frac")),
-    *(Output(key, unit, label, source) for key, unit, label, source in POST_TRAINING_ROWS),
+    *(Output(*row) for row in POST_TRAINING_ROWS + MEMORY_STATISTIC_ROWS + MULTIMODAL_ROWS + STEP_PART_ROWS),
 )
 OUTPUT_BY_KEY: Final = {output.key: output for output in OUTPUTS}
 # Estimate's figures that come from the table, and those that are None (not NaN) when they cannot be computed

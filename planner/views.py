@@ -27,6 +27,7 @@ def memory_components(est: Estimate) -> pl.DataFrame:
         ("Framework overhead", "CUDA context, cuBLAS/NCCL workspaces", est.overhead_gib),
         ("Allocator fragmentation", "caching-allocator slack over allocated bytes", est.fragmentation_gib),
         *_post_training_components(est),
+        *_multimodal_components(est),
     ]
     kept = [(name, how, value) for name, how, value in rows if value is not None]
     return pl.DataFrame(
@@ -38,6 +39,20 @@ def memory_components(est: Estimate) -> pl.DataFrame:
             "label": ["per GPU"] * len(kept),
         }
     )
+
+
+def _multimodal_components(est: Estimate) -> list[tuple[str, str, float | None]]:
+    """The parts beside a vision-language or diffusion model's main transformer, where they hold memory."""
+    rows = [
+        (
+            "Vision encoder + projector",
+            "frozen weights; trained ones with gradients, states, activations",
+            est.vision_encoder_gib,
+        ),
+        ("Text encoders", "resident caption encoders (T5, CLIP) in bf16", est.text_encoders_gib),
+        ("VAE", "the image autoencoder in bf16", est.vae_gib),
+    ]
+    return [row for row in rows if row[2]]
 
 
 def _post_training_components(est: Estimate) -> list[tuple[str, str, float | None]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,46 @@ def backend_url(backend: str, tmp_path: Path) -> str:
     if backend == "sqlite":
         return f"sqlite:///{tmp_path / 'plans.sqlite3'}"
     return fresh_postgres_database()
+
+
+HOLD_SQLITE = """
+import sqlite3, sys, time
+connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+connection.execute("BEGIN IMMEDIATE")
+connection.execute("UPDATE plans SET author = 'holder'")
+print("holding", flush=True)
+time.sleep(float(sys.argv[2]))
+connection.execute("ROLLBACK")
+"""
+HOLD_POSTGRES = """
+import psycopg, sys, time
+with psycopg.connect(sys.argv[1]) as connection:
+    connection.execute("UPDATE plans SET author = 'holder'")
+    connection.execute("LOCK TABLE plans IN " + sys.argv[3] + " MODE")
+    print("holding", flush=True)
+    time.sleep(float(sys.argv[2]))
+    connection.rollback()
+"""
+
+
+def hold_write(url: str, seconds: float, mode: str = "SHARE ROW EXCLUSIVE") -> subprocess.Popen[str]:
+    """A second process that opens a write transaction on `url` and keeps it open for `seconds`."""
+    if url.startswith("sqlite"):
+        args = [HOLD_SQLITE, url.split(":///", 1)[1], str(seconds)]
+    else:
+        plain = url.replace("postgresql+psycopg://", "postgresql://")
+        args = [HOLD_POSTGRES, plain, str(seconds), mode]
+    holder = subprocess.Popen([sys.executable, "-c", *args], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+    return holder
+
+
+def unwritable_home(tmp_path: Path) -> Path:
+    """A HOME nobody can create folders in: a read-only folder, or (as root, whom permissions do not stop)
+    sysfs, which refuses new folders even to root."""
+    if os.geteuid() == 0:
+        return Path("/sys")
+    home = tmp_path / "readonly-home"
+    home.mkdir()
+    home.chmod(0o555)
+    return home

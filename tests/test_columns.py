@@ -26,9 +26,12 @@ FLAGS = {
     "lora_dropout",
     "fp32_grad_buffers",
     "optimizer_foreach",
+    "hf_eager_code",  # Hugging Face eager code's extra saved tensors (formulas/memory/eager.py)
     "full_model_load",  # model loading (issue 14 item 9): model_loading "full_on_gpu"
     "overlap_windows",  # communication (issue 14 item 6): overlap_model "windows"
     "hybrid_shard",
+    "fp8_compute",  # the operator step model: matmuls in FP8
+    "tp_comm_overlap",  # tensor-parallel collectives overlap the GEMMs (Megatron's option)
     "sequence_parallel",
     "flash_attention",
     "fused_cross_entropy",
@@ -43,8 +46,9 @@ FLAGS = {
     "paired",  # post-training (issue 16)
     "online",
     "generation_sleeps",
+    "bidirectional",  # diffusion transformers attend over the whole sequence
 }
-CODES = {"method", "recompute", "zero_stage", "objective"}
+CODES = {"method", "recompute", "zero_stage", "objective", "multimodal_kind"}
 DEGREES = {"tp", "pp", "cp", "dp", "ep", "etp", "generation_tp"}
 WIDTHS = {
     "hidden_size", "head_dim", "ffn_hidden_size", "vocab_size", "lora_rank",

@@ -10,7 +10,8 @@ import polars as pl
 import pytest
 
 from planner.catalogue.catalog import default_catalogs
-from planner.decide.compare import compare_gpus, pareto_frontier
+from planner.decide.compare import compare_gpus
+from planner.decide.frontier import pareto_frontier
 from planner.inputs.scenario import Scenario
 from ui import compare_charts, compare_table
 from ui import format as fmt
@@ -76,8 +77,15 @@ def test_sorting_by_the_chosen_metric(compare):
         rows = table(compare)
         fits = rows["fits_vram"].fill_null(False).to_list()
         assert fits == sorted(fits, reverse=True), "GPUs that fit come first"
-        for group in (True, False):
-            values = rows.filter(pl.col("fits_vram").fill_null(False) == group)[column].drop_nulls().to_list()
+        # among them, those that fit with the memory band's margin before the tight ones
+        margin = (rows["fit_verdict"].fill_null("") == "fits").to_list()
+        pairs = list(zip(fits, margin, strict=True))
+        assert pairs == sorted(pairs, reverse=True)
+        for group in ((True, True), (True, False), (False, False)):
+            keep = (pl.col("fits_vram").fill_null(False) == group[0]) & (
+                (pl.col("fit_verdict").fill_null("") == "fits") == group[1]
+            )
+            values = rows.filter(keep)[column].drop_nulls().to_list()
             assert values == sorted(values, reverse=descending)
 
 

@@ -16,6 +16,7 @@ from planner import (
     scenario_to_query,
     suggest_fixes,
 )
+from planner.catalogue.memory_band import memory_band
 from planner.cli.main import main
 from planner.decide.fixes import METHOD_ORDER
 from planner.formulas.step.sequence import derived_seq_len
@@ -171,6 +172,14 @@ def test_a_combination_fits_where_no_single_recipe_change_does():
     fixes = suggest_fixes(resolve(s, CATS), CATS)
     recipe_only = [fix for fix in fixes if not {"gpu", "n_gpus", "method"} & set(fix.change)]
     assert not any(fix.fits for fix in recipe_only if not fix.label.startswith("Together"))
-    together = [fix for fix in recipe_only if fix.label.startswith("Together") and fix.fits]
-    assert together and not any(fix.affects_quality for fix in together)
-    assert fixes[0] in together  # it costs less than a bigger GPU
+    # A fix fits only with the measured error band's margin: its high end (estimate × the band's ratio) must be
+    # within the 4090's memory, not the estimate alone. The best combination, 19.6 GiB, is under the 24.0 GiB
+    # card; whether its high end is too depends on the shipped band, and a bigger GPU comes first when not.
+    together = [fix for fix in recipe_only if fix.label.startswith("Together")]
+    vram_gib = estimate(s, CATS).vram_gib
+    best = min(together, key=lambda fix: fix.peak_gib)
+    assert best.peak_gib < vram_gib
+    assert best.peak_gib_high == pytest.approx(best.peak_gib * memory_band().high("adapters"))
+    assert best.fits == (best.peak_gib_high <= vram_gib)
+    assert not any(fix.affects_quality for fix in together)
+    assert fixes[0] in together if best.fits else "gpu" in fixes[0].change and fixes[0].fits

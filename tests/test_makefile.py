@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 STUB = '#!/bin/sh\necho "$(basename "$0") $*" >> "$(dirname "$0")/../../calls.log"\n'
 RUNTIME_INSTALL = "python -m pip install --quiet -e ."
-TEST_INSTALL = "python -m pip install --quiet -e .[test]"
+TEST_INSTALL = "python -m pip install --quiet -e .[test,trace]"
 
 
 @pytest.fixture

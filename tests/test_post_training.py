@@ -156,17 +156,21 @@ def test_grpo_generates_with_a_kv_cache_and_reports_its_share_of_time() -> None:
     e = estimate(grpo(), CATS)
     assert e.kv_cache_gib > 0 and e.generation_time_h > 0
     assert 0 < e.generation_frac < 1
-    # 4 × 4 × 8 = 128 sequences per optimizer step / 8 samples = 16 prompts per rollout step
-    assert e.rollout_prompts == 16
+    # no batch given: the trainers' default of 1,024 prompts per rollout step (verl's train_batch_size), so
+    # 30,000 prompts × 3 epochs take 90,000 / 1,024 = 87.9 rollout steps
+    assert e.rollout_prompts == 1024
+    assert e.n_rollouts == pytest.approx(90_000 / 1024, rel=1e-9)
     parts = e.step_generation_s + e.step_scoring_s + e.step_training_s + e.step_weight_sync_s
     assert e.post_step_time_s == pytest.approx(parts, rel=1e-9)
     assert e.wall_clock_h == pytest.approx(e.n_rollouts * e.post_step_time_s / 3600, rel=1e-6)
 
 
 def test_doubling_samples_per_prompt_raises_generation_time() -> None:
-    # The optimizer step's 128 sequences hold half as many prompts: twice the rollout steps, each as long
+    # The rollout step's 1,024 prompts make 8,192 or 16,384 completions: far more than the KV cache holds at
+    # once, so the engine runs full either way and twice the completions take twice as long
     eight, sixteen = estimate(grpo(samples_per_prompt=8), CATS), estimate(grpo(samples_per_prompt=16), CATS)
-    assert sixteen.n_rollouts == 2 * eight.n_rollouts
+    assert sixteen.n_rollouts == eight.n_rollouts
+    assert sixteen.concurrent_sequences == eight.concurrent_sequences
     assert sixteen.generation_time_h == pytest.approx(2 * eight.generation_time_h, rel=0.01)
     # 16 prompts a step either way: each step decodes twice the sequences at once, which reads the same
     # weights for more tokens, so it takes longer but less than twice as long (decode is bandwidth bound)

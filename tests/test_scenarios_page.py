@@ -363,7 +363,7 @@ def test_an_unreachable_library_says_so_and_the_rest_of_the_page_works(app, monk
     ok(app.switch_page(PAGE).run())
     errors = texts(app.error)
     assert len(errors) == 1, errors
-    assert "cannot be opened" in errors[0] and "PLANNER_DB_URL" in errors[0] and "127.0.0.1:1" in errors[0]
+    assert "cannot be used" in errors[0] and "PLANNER_DB_URL" in errors[0] and "127.0.0.1:1" in errors[0]
     assert "n_gpus=16" in app.code[0].value  # the share link
     assert app.download_button(key="scn.download_current").label == "Download the current plan as CSV"
     assert app.session_state[SCENARIO_KEY].n_gpus == 16  # nothing the user entered is lost

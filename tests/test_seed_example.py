@@ -92,10 +92,10 @@ def test_seed_figures_through_the_cli():
     assert out["fits_vram"] is True
 
 
-@pytest.mark.parametrize("fmt", ["table", "csv"])
+@pytest.mark.parametrize("fmt", [["table", "--all"], ["csv"]], ids=["table --all", "csv"])
 def test_other_formats_carry_the_same_figures(fmt):
     done = subprocess.run(
-        [sys.executable, "-m", "planner", "estimate", *CLI_FLAGS, "--format", fmt],
+        [sys.executable, "-m", "planner", "estimate", *CLI_FLAGS, "--format", *fmt],
         capture_output=True,
         text=True,
         check=True,

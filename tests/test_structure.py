@@ -35,8 +35,10 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"library"}),
     frozenset({"catalogue"}),
     # post-training (issue 16) composes Columns like the pipeline modules, which read its column group
-    frozenset({"pipeline", "post"}),
+    frozenset({"pipeline", "post", "multimodal"}),  # vision-language and diffusion parts, like post
     frozenset({"decide", "cases", "export"}),
+    # the traced second opinion (optional extra) reads the resolved plan and the formulas' peak
+    frozenset({"trace"}),
     frozenset({"cli", "__main__", "api"}),
 )
 LAYER_MATES = frozenset({"decide", "cases", "export"})  # one layer, kept apart from each other

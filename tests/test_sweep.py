@@ -79,7 +79,10 @@ def test_small_grid_counts(small_result, brute_force):
 
 def test_search_optimum_matches_one_by_one_estimates(small_result, brute_force):
     fitting = [(row, est) for row, est in brute_force if est.fits_vram]
-    best_row, best = min(fitting, key=lambda pair: (pair[1].cost_usd, pair[1].wall_clock_h))
+    # a plan whose memory verdict is "tight" ranks after every plan that "fits" (Constraints.tight_last)
+    best_row, best = min(
+        fitting, key=lambda pair: (pair[1].fit_verdict != "fits", pair[1].cost_usd, pair[1].wall_clock_h)
+    )
     winner = small_result.winner
     assert winner is not None
     for key in ("gpu", "n_gpus", "zero_stage", "recompute", "micro_batch", "grad_accum"):
@@ -95,7 +98,7 @@ def test_every_ranked_row_matches_its_estimate(small_result, brute_force):
     }
     for row in small_result.top.iter_rows(named=True):
         est = by_layout[(row["gpu"], row["n_gpus"], row["zero_stage"], row["recompute"], row["micro_batch"])]
-        assert est.fits_vram
+        assert est.fits_vram and row["fit_verdict"] == est.fit_verdict
         for name in FIGURES:
             assert row[name] == pytest.approx(getattr(est, name), rel=1e-9), name
         assert row["global_batch_sequences"] >= 32
@@ -135,7 +138,9 @@ def test_results_are_ordered_by_the_objective(objective):
     )
     column = {"cost": "cost_usd", "wall_clock": "wall_clock_h", "energy": "energy_kwh", "co2e": "co2e_kg"}
     values = result.top[column[objective]].to_list()
-    assert values == sorted(values) and len(values) == result.n_feasible
+    tight = [verdict != "fits" for verdict in result.top["fit_verdict"].to_list()]
+    ordered = sorted(zip(tight, values, strict=True))  # every "fits" plan first, each group by the objective
+    assert list(zip(tight, values, strict=True)) == ordered and len(values) == result.n_feasible
     assert result.top["rank"].to_list() == list(range(1, len(values) + 1))
 
 
@@ -200,7 +205,10 @@ def test_reason_names_the_winner_and_compares_with_the_frontier(small_result):
     assert small_result.reason.startswith(f"{label(winner)}: the cheapest configuration that fits in memory")
     fastest = small_result.frontier.row(0, named=True)
     assert label(fastest) in small_result.reason  # the fastest frontier point, which is not the winner
-    assert " faster " in small_result.reason and "dearer" in small_result.reason
+    versus = small_result.reason.split(label(fastest))[1]
+    faster = fastest["wall_clock_h"] < winner["wall_clock_h"]
+    assert (" faster " if faster else " slower ") in versus
+    assert ("dearer" if fastest["cost_usd"] > winner["cost_usd"] else "cheaper") in versus
 
 
 def test_pareto_frontier_is_not_dominated(small_result):
@@ -354,3 +362,16 @@ def test_an_oversized_search_is_refused_before_it_allocates():
     wide = BASE.updated(grad_accum=100_000)
     with pytest.raises(ValueError, match="max_gpus: the search would hold over"):
         search(wide, Constraints(gpus=("H100",), max_gpus=1_000_000), catalogs=default_catalogs())
+
+
+def test_tight_plans_rank_after_those_that_fit_unless_asked(small_result, brute_force):
+    verdicts = small_result.top["fit_verdict"].to_list()
+    assert "fits" in verdicts and "tight — may run out of memory" in verdicts, "the grid must hold both"
+    assert verdicts == sorted(verdicts, key=lambda v: v != "fits")  # every "fits" before any "tight"
+    plain = search(
+        BASE, Constraints(gpus=SMALL_GPUS, tight_last=False), SMALL, top_n=1000, catalogs=default_catalogs()
+    )
+    fitting = [est for _, est in brute_force if est.fits_vram]
+    cheapest = min(fitting, key=lambda est: (est.cost_usd, est.wall_clock_h))
+    assert plain.winner is not None and plain.winner["cost_usd"] == pytest.approx(cheapest.cost_usd, rel=1e-9)
+    assert plain.winner["fit_verdict"] == cheapest.fit_verdict == "tight — may run out of memory"

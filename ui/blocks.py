@@ -25,10 +25,24 @@ def breakdown_table(rows: Sequence[tuple[str, str, str]]) -> None:
     st.markdown(_BREAKDOWN_HEAD + body)
 
 
+TIGHT = "tight — may run out of memory"  # planner.formulas.memory.verdict.VERDICT_NAMES[1]
+# the metric's arrow colour per verdict: green fits, grey tight (it may or may not run out), red does not fit
+VERDICT_COLOURS = {"fits": "normal", "does not fit": "inverse"}
+
+
 def fit_verdict(est: Estimate) -> str:
-    if est.fits_vram is None:
+    """The memory verdict in words: fits / tight — may run out of memory / does NOT fit / unknown."""
+    if est.fit_verdict is None:
         return "unknown"
-    return "fits" if est.fits_vram else "does NOT fit"
+    return "does NOT fit" if est.fit_verdict == "does not fit" else est.fit_verdict
+
+
+def band_words(est: Estimate) -> str:
+    """The verdict's reason: the device total and the high end of the memory model's measured error band."""
+    return (
+        f"device total {fmt.gib(est.device_total_gib)}, up to {fmt.gib(est.peak_gib_high)} at the high end of "
+        f"the memory model's error band on published runs, against {est.vram_gib:,.1f} GiB"
+    )
 
 
 def memory_metric(est: Estimate) -> None:
@@ -39,7 +53,8 @@ def memory_metric(est: Estimate) -> None:
         label,
         fmt.gib(shown),
         f"{fit_verdict(est)} in {est.vram_gib:,.1f} GiB",
-        delta_color="normal" if est.fits_vram else "inverse",
+        delta_color=VERDICT_COLOURS.get(est.fit_verdict or "", "off"),
+        help=plain(band_words(est)) if est.peak_gib_high is not None else None,
     )
 
 
@@ -69,6 +84,8 @@ def model_note(est: Estimate, is_moe: bool) -> None:
 def context_caption(est: Estimate, model_label: str, n_gpus: int) -> None:
     """Which model and hardware the page's figures are for."""
     size = "" if "bare count" in model_label else f" ({est.n_params / 1e9:,.2f} B parameters)"
+    if est.n_params_all_parts:  # a vision-language or diffusion model: its main transformer and the parts
+        size = f" ({est.n_params / 1e9:,.2f} B + {(est.n_params_all_parts - est.n_params) / 1e9:,.2f} B in its other parts)"
     st.caption(f"{plain(model_label)}{size} on {plain(est.gpu)} × {n_gpus:d}")
 
 

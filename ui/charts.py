@@ -17,7 +17,26 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-MEMORY_COLOURS = alt.Scale(scheme="tableau10")
+# One colour per memory component, the same in every plan: a scale over the components present would hand
+# "Activations" another colour as soon as a plan gains or loses a component. The names are those of
+# planner.memory_components (tests/test_chart_colours.py keeps the two in step); colours from Tableau 20.
+MEMORY_COMPONENT_COLOURS = {
+    "Weights": "#4e79a7",
+    "Gradients": "#f28e2b",
+    "Optimizer states": "#e15759",
+    "fp32 master copy": "#76b7b2",
+    "Activations": "#59a14f",
+    "Logits and loss": "#edc948",
+    "ZeRO-3 gathered layers": "#b07aa1",
+    "fp32 gradient copy": "#ff9da7",
+    "Framework overhead": "#9c755f",
+    "Allocator fragmentation": "#bab0ac",
+    "Reference model": "#a0cbe8",
+    "Reward model": "#ffbe7d",
+    "Value model (critic)": "#8cd17d",
+    "Generation engine (colocated)": "#d4a6c8",
+}
+
 LEGEND_ROWS_HEIGHT = (
     270  # px: tall enough for the ten legend rows (at 140 px the last three of nine were cut off)
 )
@@ -43,11 +62,16 @@ def memory_stack(components: pl.DataFrame, vram_gib: float) -> Spec:
     """Stacked bar of per-GPU memory components with the GPU's VRAM as a labelled line."""
     vram = pl.DataFrame({"vram_gib": [vram_gib], "text": [f"VRAM {vram_gib:,.1f} GiB"]})
     height = max(LEGEND_ROWS_HEIGHT, LEGEND_ROW_PX * components.height)
-    return _with_data(_memory_stack_spec(height), components=components, vram=vram)
+    present = tuple(components["component"].to_list())
+    return _with_data(_memory_stack_spec(height, present), components=components, vram=vram)
 
 
-@lru_cache(maxsize=4)
-def _memory_stack_spec(height: int) -> Spec:
+@lru_cache(maxsize=16)
+def _memory_stack_spec(height: int, present: tuple[str, ...]) -> Spec:
+    # the legend lists the components this plan has, each in its fixed colour (grey for a name not listed)
+    colours = alt.Scale(
+        domain=list(present), range=[MEMORY_COMPONENT_COLOURS.get(c, "#7f7f7f") for c in present]
+    )
     bars = (
         alt.Chart(alt.NamedData(name="components"))
         .mark_bar()
@@ -57,7 +81,7 @@ def _memory_stack_spec(height: int) -> Spec:
             # The chart is as tall as the nine-entry legend beside it: a shorter one cut the last entries off.
             color=alt.Color(
                 "component:N",
-                scale=MEMORY_COLOURS,
+                scale=colours,
                 sort=None,
                 title="Component",
                 legend=alt.Legend(labelLimit=220),
@@ -134,9 +158,18 @@ def scaling(frame: pl.DataFrame, gpus_per_node: int | None = None) -> Spec:
     return _with_data(_scaling_spec(), curve=frame, node=node.filter(pl.col("n_gpus") > 0))
 
 
+GPU_TICKS = [2**k for k in range(13)]  # 1 to 4,096: the scaling curve's range (planner.MAX_SCALING_GPUS)
+
+
 @lru_cache(maxsize=1)
 def _scaling_spec() -> Spec:
-    x = alt.X("n_gpus:Q", scale=alt.Scale(type="log", base=2), title="GPUs")
+    # ticks at whole GPU counts only (a log axis otherwise labels 1.5 or 3 GPUs)
+    x = alt.X(
+        "n_gpus:Q",
+        scale=alt.Scale(type="log", base=2),
+        title="GPUs",
+        axis=alt.Axis(format="d", tickMinStep=1, values=GPU_TICKS),
+    )
     node = alt.Chart(alt.NamedData(name="node"))
     boundary = node.mark_rule(color="grey", strokeDash=[4, 4]).encode(x="n_gpus:Q")
     boundary_label = node.mark_text(color="grey", align="left", dx=4, y=8, fontSize=11).encode(

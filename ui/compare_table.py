@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from planner import COMPARE_MAX_GPUS
+from planner import COMPARE_MAX_GPUS, plural
 from ui import format as fmt
 
 # Streamlit 1.67's grid applies a Styler's text colour to the pinned column only; the grey background reaches
@@ -28,7 +28,15 @@ TABLE_COLUMNS: dict[str, Any] = {
     "min_gpus_to_fit": st.column_config.NumberColumn("Fewest GPUs that fit", format="%d"),
     "memory_gib": st.column_config.NumberColumn("Memory (GiB)", format="%.1f"),
     "peak_gib_per_device": st.column_config.NumberColumn("Peak use (GiB)", format="%.1f"),
+    "fit_verdict": st.column_config.TextColumn(
+        "Memory verdict",
+        help="tight: the estimate fits, the high end of the memory model's error band does not",
+    ),
+    "peak_gib_high": st.column_config.NumberColumn("Peak, high end (GiB)", format="%.1f"),
     "wall_clock": st.column_config.TextColumn("Wall clock"),
+    "bound_by": st.column_config.TextColumn(
+        "Bound by", help="What the step waits on most at this GPU count."
+    ),
     "wall_clock_h": None,  # kept in the data (tests, sorting); shown as the text column above
     "device_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
     "cost_usd": st.column_config.NumberColumn("Cost (USD)", format="$%.2f"),
@@ -57,6 +65,13 @@ TABLE_COLUMNS: dict[str, Any] = {
 }
 
 
+# The columns shown unless "All columns" is on: eleven that fit a 1440 px page without a sideways scroll.
+COMPACT_COLUMNS = (
+    "gpu", "fits_vram", "would_need", "wall_clock", "cost_usd", "bound_by", "usd_per_gpu_hour", "memory_gib",
+    "peak_gib_per_device", "energy_kwh", "status",
+)  # fmt: skip
+
+
 def would_need(fits: bool | None, fewest: int | None) -> str:
     """What a GPU needs to run the plan: nothing ("") when it fits at this count, else the fewest that fit."""
     if fits:
@@ -65,7 +80,7 @@ def would_need(fits: bool | None, fewest: int | None) -> str:
         return "unknown"
     if fewest is None:
         return f"more than {COMPARE_MAX_GPUS:,} GPUs"
-    return f"{fewest:,} GPUs"
+    return plural(fewest, "GPU")
 
 
 def with_wall_clock(rows: pl.DataFrame) -> pl.DataFrame:
@@ -76,7 +91,7 @@ def with_wall_clock(rows: pl.DataFrame) -> pl.DataFrame:
 
 
 def table_frame(rows: pl.DataFrame) -> pl.DataFrame:
-    """The shown columns, in TABLE_COLUMNS order, with the text columns the table adds."""
+    """The table's columns, in TABLE_COLUMNS order, with the text columns the table adds."""
     added = with_wall_clock(rows).with_columns(
         pl.Series(
             "would_need",
@@ -85,6 +100,17 @@ def table_frame(rows: pl.DataFrame) -> pl.DataFrame:
         )
     )
     return added.select([name for name in TABLE_COLUMNS if name in added.columns])
+
+
+def column_order(table: pl.DataFrame, all_columns: bool) -> list[str]:
+    """The columns drawn: COMPACT_COLUMNS, or every column that has a header (not the raw hours)."""
+    kept = TABLE_COLUMNS if all_columns else COMPACT_COLUMNS
+    return [name for name in table.columns if name in kept and TABLE_COLUMNS.get(name) is not None]
+
+
+def shown_csv_frame(table: pl.DataFrame, order: list[str]) -> pl.DataFrame:
+    """The table as shown, for the CSV: the columns drawn, in their order, under their headers."""
+    return table.select(order).rename({name: TABLE_COLUMNS[name]["label"] for name in order})
 
 
 def styled(frame: pl.DataFrame) -> Any:

@@ -130,7 +130,8 @@ def clear_data_cache() -> None:
 
 @st.cache_resource(show_spinner=False)
 def model_names() -> list[str]:
-    return preset_names(default_catalogs().models)  # presets are bundled only: no team or upload layer
+    # presets are bundled only: no team or upload layer; the vision-language and diffusion presets after them
+    return preset_names(default_catalogs().models, multimodal=True)
 
 
 # --- the team folder -----------------------------------------------------------------------------------

@@ -54,14 +54,11 @@ class LoadedPlan:
 # --------------------------------------------------------------------------------------------- opening
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
-def _opened(url: str) -> PlanLibrary:
-    return open_library(url)  # raises LibraryUnavailable, which is not cached: the next run tries again
-
-
 def library() -> PlanLibrary:
-    """The library `PLANNER_DB_URL` names, opened (and migrated) on first use. Raises LibraryUnavailable."""
-    return _opened(library_url())
+    """The library `PLANNER_DB_URL` names, opened (and migrated) on first use. Raises LibraryUnavailable,
+    which is not remembered: the next run tries again. The planner keeps one engine per URL and process and
+    opens a replaced SQLite file anew, so a restored backup is read on the next page run."""
+    return open_library(library_url())
 
 
 def location_label(lib: PlanLibrary) -> str:
@@ -76,10 +73,9 @@ def location_label(lib: PlanLibrary) -> str:
 
 def unavailable_message(err: LibraryUnavailable) -> str:
     return (
-        f"The team plan library cannot be opened, so saved plans are not shown. {err}. Check that "
-        "PLANNER_DB_URL names a database this server can reach (for SQLite, a file in a writable folder; for "
-        "PostgreSQL, the host, port, user, password and database), then reload the page. Your current plan is "
-        "not affected: every other page, the share link and the current plan's CSV still work."
+        f"The team plan library cannot be used, so saved plans are not shown. {err}. Then reload the page. "
+        "Your current plan is not affected: every other page, the share link and the current plan's CSV "
+        "still work."
     )
 
 

@@ -85,11 +85,12 @@ def on_save_new() -> None:
             plan = library().create(
                 name, scenario(), author=author(), tags=split_tags(ss.get("scn.tags", ""))
             )
-        except NameTaken:
+        except NameTaken as err:
+            twin = err.problem.partition("name")[2]  # " ('x' looks the same)" for a lookalike, else ""
             flash(
                 "error",
-                f"Not saved: a plan called '{name}' is already in the team library. Load it and use “Save "
-                "changes” to write a new version of it, or choose another name.",
+                f"Not saved: a plan called '{name}'{twin} is already in the team library. Load it and use "
+                "“Save changes” to write a new version of it, or choose another name.",
             )
             return
         remember(plan)

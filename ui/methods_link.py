@@ -15,6 +15,7 @@ TOPICS: dict[str, str] = {
     "cost": "Cost and its range",
     "energy": "Energy, PUE and carbon",
     "post_training": "Post-training: preference and RL",
+    "multimodal": "Images, video and diffusion models",
     "catalogues": "Catalogues",
     "accuracy": "Accuracy against published measurements",
     "version": "Version and data in use",

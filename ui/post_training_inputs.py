@@ -135,8 +135,9 @@ def _rollout_inputs(s: Scenario) -> None:
     number_entry(
         "Prompts per rollout step",
         "rollout_prompts",
-        placeholder="one optimizer step's sequences ÷ samples",
-        help="Prompts generated for in one rollout step, before the policy trains on the completions.",
+        placeholder="the trainers' default batch",
+        help="Prompts generated for in one rollout step, before the policy trains on the completions. "
+        f"{Scenario.model_fields['rollout_prompts'].description}.",
     )
     number_entry(
         "Rollout epochs",

@@ -7,6 +7,7 @@ import streamlit as st
 from ui.data import catalogs, model_names
 from ui.estimate_cache import derived_values
 from ui.model_input import render_model_picker
+from ui.multimodal_inputs import render_multimodal_inputs
 from ui.number_entry import number_entry
 from ui.post_training_inputs import dataset_words
 from ui.safe_text import plain
@@ -27,6 +28,7 @@ def render_sidebar() -> None:
         help="Prompt plus completion, after the chat template is applied.",
     )
     number_entry("Epochs", "epochs")
+    render_multimodal_inputs()  # vision-language and diffusion models only
     st.subheader("Hardware")
     _gpu_select()
     number_entry("Number of GPUs", "n_gpus")

@@ -206,6 +206,7 @@ class Rejected:
     entry: Any
     message: str
     kept: Any
+    value: Any = None  # the entry read as the field's value (UNREAD: not a value of the field at all)
 
 
 def _commit(field: str, label: str, to_model: Callable[[Any], Any] | None, beside: bool) -> None:
@@ -213,6 +214,7 @@ def _commit(field: str, label: str, to_model: Callable[[Any], Any] | None, besid
     rejected: dict[str, Rejected] = st.session_state.setdefault(REJECTED_KEY, {})
     rejected.pop(field, None)
     kept = getattr(scenario(), field)
+    value: Any = UNREAD
     try:
         value = to_model(entry) if to_model else entry
     except PlannerError as err:  # text that is not a number of this field: refused, said beside the box
@@ -222,12 +224,13 @@ def _commit(field: str, label: str, to_model: Callable[[Any], Any] | None, besid
     if problem is None:
         return
     if beside:
-        rejected[field] = Rejected(entry, problem, kept)
+        rejected[field] = Rejected(entry, problem, kept, value)
     else:
         add_notice(problem)
 
 
 _UNSET = object()  # no widget state yet (first run, or the box was not drawn on the previous run)
+UNREAD = object()  # a refused entry that is not a value of its field at all (text in a number box)
 
 
 def show_in_widget(field: str, shown: Any) -> None:
@@ -269,8 +272,10 @@ def bound(
     widget(label, key=WIDGET_PREFIX + field, on_change=_commit, args=args, **kwargs)
     if rejected is not None:
         kept = to_widget(rejected.kept) if to_widget else rejected.kept
-        kept_words = kept if kept not in ("", None) else "(empty)"
-        st.error(plain(f"{rejected.message} — not applied; the plan keeps {kept_words}."))
+        kept_words = f"keeps {kept}" if kept not in ("", None) else "uses the default (an empty box)"
+        st.error(
+            plain(f"{rejected.message} — not applied; the plan {kept_words} until this is valid or cleared.")
+        )
     return current
 
 

@@ -19,7 +19,8 @@ from planner.inputs.bounded_read import Limit, ReadLimitError, read_limited
 from planner.inputs.comm_inputs import OVERLAP_MODELS, ReduceDtype
 from planner.inputs.loading_inputs import MODEL_LOADINGS
 
-CATEGORIES = ("memory", "throughput", "time", "energy")
+# multimodal: vision-language and diffusion rows (planner.cases.case_multimodal)
+CATEGORIES = ("memory", "throughput", "time", "energy", "multimodal")
 # `validate --refit`: presets rebuilt without the scored row, or without every row of its source document. Kept
 # with the case-file vocabulary so that the CLI offers them without loading the scorer (and polars).
 REFIT_MODES = ("row", "source")

@@ -123,7 +123,7 @@ def _rollout_fields(row: Mapping[str, Any], seq_len: int, notes: list[str]) -> d
         "tokens_per_example": float(seq_len),
         "completion_tokens": None if completion is None else int(completion),
         "samples_per_prompt": count("samples_per_prompt", "the objective's default (GRPO 8, PPO 1)"),
-        "rollout_prompts": count("rollout_prompts", "one optimizer step's sequences"),
+        "rollout_prompts": count("rollout_prompts", "the planner's default (1,024, at most the prompts)"),
         "generation_gpus": count("generation_gpus", "") or 0,
         "generation_tp": count("generation_tp", "") or 1,
         "generation_memory_frac": words.number(row, "generation_memory_frac"),

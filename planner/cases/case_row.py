@@ -273,6 +273,7 @@ def _scenario_fields(row: dict[str, str], notes: list[str], gpu_precisions: list
         "offload_activations": offload_activations,
         "optimizer_in_backward": words.optimizer_in_backward(row["optimizer"]),
         "optimizer_foreach": words.optimizer_foreach(row["optimizer"]),
+        "hf_eager_code": words.hf_eager_code(row),
         "recompute": recompute,
         # frameworks that offer TP pair it with sequence parallelism (Megatron-LM, torchtitan)
         "sequence_parallel": tp > 1,

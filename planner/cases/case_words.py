@@ -31,7 +31,7 @@ def read_precision(cell: str) -> str | None:
         return None
     if "fp8" in low or "float8" in low:
         return "fp8_mixed"
-    if "pure" in low:
+    if "pure" in low and "autocast" not in low:  # autocast over a 16-bit base is mixed precision
         return "bf16_pure"
     if (
         "fp16" in low or "16-bit" in low
@@ -147,6 +147,14 @@ def optimizer_foreach(cell: str) -> bool:
     low = cell.lower()
     others = ("fused", "8bit", "8-bit", "paged", "cpu", "deepspeed", "megatron", "for-loop")
     return "(torch" in low and not any(word in low for word in others)
+
+
+def hf_eager_code(row: Mapping[str, Any]) -> bool:
+    """Scenario.hf_eager_code: the row ran Hugging Face transformers or PEFT modelling code (its source, url or
+    notes name them) and says nothing of torch.compile, which would fuse the norms and the gated activation."""
+    low = f"{text(row, 'source')} {text(row, 'url')} {text(row, 'notes')}".lower()
+    named = any(word in low for word in ("peft", "hugging face", "huggingface", "transformers", "trl"))
+    return named and "compile" not in low
 
 
 def power_capped(gpu_cell: str) -> bool:

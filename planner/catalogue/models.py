@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from planner.catalogue.paths import bundled_data_dir
 from planner.errors import PlannerError, from_validation_error
 from planner.model.architecture import KNOWN_FAMILIES
+from planner.model.multimodal_presets import MULTIMODAL_NAMES
 from planner.model.shape import ModelShape
 
 DATA_DIR = bundled_data_dir()
@@ -151,12 +152,13 @@ def load_model_presets(path: Path | str = MODELS_CSV) -> pl.DataFrame:
 
 def shape_from_row(row: dict[str, Any]) -> ModelShape:
     """A `ModelShape` from one presets row (extra columns such as source and note are dropped)."""
-    fields = {name: row[name] for name in ModelShape.model_fields}
+    fields = {name: row[name] for name in ModelShape.model_fields if name in MODEL_SCHEMA}  # not `vision`
     return ModelShape.model_validate({**fields, **{c: fields[c] or 0 for c in MLA_COLUMNS}})
 
 
-def preset_names(presets: pl.DataFrame) -> list[str]:
-    return presets["name"].to_list()
+def preset_names(presets: pl.DataFrame, multimodal: bool = False) -> list[str]:
+    """The presets' names; with `multimodal`, the vision-language and diffusion presets after them."""
+    return presets["name"].to_list() + (list(MULTIMODAL_NAMES) if multimodal else [])
 
 
 class ModelIndex:

@@ -21,8 +21,11 @@ SEED_ALIASES: dict[str, str] = {
     "devices": "n_gpus",
     "usd_per_device_hour": "usd_per_gpu_hour",
 }
-EXTRA_ALIASES: dict[str, str] = {"zero": "zero_stage", "gpus": "n_gpus"}
+EXTRA_ALIASES: dict[str, str] = {"zero": "zero_stage", "gpus": "n_gpus", "resolution": "image_size"}
 SKIPPED_FIELDS = {"model_shape"}  # set through --model-config FILE
+JSON_FIELDS = {
+    "model_shape"
+}  # `--set model_shape={"name": ..., "hidden_size": ...}`: JSON, as in a scenario file
 
 
 INPUT_NAMES = "input_names"  # on the parsed arguments: field -> what the user typed to give it
@@ -95,7 +98,7 @@ def scenario_from_args(args: argparse.Namespace) -> dict[str, Any]:
         if not sep or key not in Scenario.model_fields:
             close = difflib.get_close_matches(key, list(Scenario.model_fields), n=3)
             raise InputError("--set", "expected FIELD=VALUE with a scenario field", value=pair, closest=close)
-        fields[key] = value
+        fields[key] = _structured(key, value) if key in JSON_FIELDS else value
         names[key] = f"--set {key}"
     explicit = {
         name: getattr(args, name)
@@ -111,6 +114,14 @@ def scenario_from_args(args: argparse.Namespace) -> dict[str, Any]:
         fields["model_shape"] = _shape_from_file(Path(args.model_config))
         fields.setdefault("model", CUSTOM_MODEL)
     return fields
+
+
+def _structured(key: str, value: str) -> Any:
+    """A structured field's --set value: JSON text (then validated by the Scenario like any other value)."""
+    try:
+        return parse_json_text(value)  # the same limits as a scenario file: no RecursionError, no NaN
+    except ValueError as err:
+        raise InputError("--set", f"{key} takes a JSON object ({err})", value=value) from None
 
 
 def _read_json_object(path: Path) -> dict[str, Any]:

@@ -8,6 +8,9 @@ to stderr as `note:` lines.
 from __future__ import annotations
 
 import argparse
+import errno
+import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -76,7 +79,30 @@ def _scenario(args: argparse.Namespace) -> Scenario:
 
 
 def _write(path: Path, text: str) -> None:
+    """Write to a regular file (created when new); anything else is refused before a byte is written.
+
+    Opened without blocking, so a FIFO with no reader is refused (ENXIO) instead of hanging, and checked
+    with fstat on the opened file itself (not a name that could be swapped in between); truncated only then.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        path.write_text(text, encoding="utf-8")
+        descriptor = os.open(path, flags, 0o666)
     except OSError as err:
-        raise InputError("--output", f"cannot write {path}: {err.strerror or err}") from err
+        raise InputError("--output", f"cannot write {path}: {_reason(err)}") from None
+    with os.fdopen(descriptor, "wb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise InputError(
+                "--output", f"{path} is not a regular file; give a new path or a file to replace"
+            )
+        try:
+            os.set_blocking(descriptor, True)
+            handle.truncate(0)
+            handle.write(text.encode("utf-8"))
+        except OSError as err:
+            raise InputError("--output", f"cannot write {path}: {_reason(err)}") from None
+
+
+def _reason(err: OSError) -> str:
+    if err.errno == errno.ENXIO:  # a FIFO or socket no process reads
+        return "it is a pipe or device no program is reading; give a new path or a regular file"
+    return err.strerror or type(err).__name__

@@ -44,7 +44,7 @@ def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlag
     save.add_argument("--replace", action="store_true", help="save a new version over the plan of that name")
     save.add_argument(
         "--expect-version",
-        type=int,
+        type=_version_number,
         default=None,
         metavar="N",
         help="with --replace: refuse unless the plan is still at version N",
@@ -53,6 +53,21 @@ def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlag
     delete = _action(actions, "delete", "delete a plan (softly: --undo brings it back)", add_format)
     delete.add_argument("plan", metavar="PLAN", help="a plan's name or id")
     delete.add_argument("--undo", action="store_true", help="bring back a deleted plan of that name or id")
+
+
+def _version_number(text: str) -> int:
+    """--expect-version: a whole number a plan's version can be (it starts at 1; the column holds 2^31 - 1)."""
+    from planner.library.tables import MAX_PLAN_ID
+
+    digits = text.strip()
+    if (
+        not (digits.isascii() and digits.isdigit() and len(digits) <= 10)
+        or not 1 <= int(digits) <= MAX_PLAN_ID
+    ):
+        raise argparse.ArgumentTypeError(
+            f"a version is a whole number from 1 to {MAX_PLAN_ID} (got {text[:40]!r})"
+        )
+    return int(text)
 
 
 def _action(actions: Any, name: str, helptext: str, add_format: AddFlags) -> argparse.ArgumentParser:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -33,6 +34,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     estimate = commands.add_parser("estimate", help="estimate one scenario")
     add_scenario_flags(estimate)
     add_format(estimate)
+    estimate.add_argument(
+        "--all", action="store_true", help="table: every figure under its key, not the grouped summary"
+    )
     commands.add_parser("schema", help="print the scenario's JSON Schema")
     cli_more.add_commands(commands, add_scenario_flags, add_format, argv)
     return parser
@@ -48,6 +52,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(describe_for_cli(err, args))
     except ValueError as err:  # a catalogue or case file that cannot be read: its message names file and row
         return _fail(str(err).splitlines()[0] if str(err) else type(err).__name__)
+    except (
+        BrokenPipeError
+    ):  # the reader went away (`planner estimate | head`): what it read is what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
+        return 0
 
 
 def _fail(message: str) -> int:
@@ -73,7 +82,9 @@ def _estimate(args: argparse.Namespace) -> int:
     scenario = load_scenario(args)  # a bad flag or file is refused before the catalogues are even imported
     from planner.catalogue.catalog import catalogs_from_environment
     from planner.decide.fixes import suggest_fixes
+    from planner.decide.plan_words import human_duration
     from planner.estimate import estimate_resolved
+    from planner.multimodal.outputs import MultimodalFigures
     from planner.post.outputs import PostTrainingFigures
     from planner.resolve import resolve
 
@@ -85,16 +96,25 @@ def _estimate(args: argparse.Namespace) -> int:
     flat = result.to_flat()
     if args.format == "table" and scenario.post_training == "sft":  # its post-training figures are all 0
         flat = {key: value for key, value in flat.items() if key not in post_training_keys}
-    fixes = suggest_fixes(resolved, cats) if result.fits_vram is False else []
-    if args.format == "json" and result.fits_vram is False:
+    if args.format == "table" and not result.token_rule:  # a text model: no image figures to show
+        flat = {key: value for key, value in flat.items() if key not in MultimodalFigures.model_fields}
+    short = result.fit_verdict not in (None, "fits")  # tight or does not fit: fixes that leave a margin
+    fixes = suggest_fixes(resolved, cats) if short else []
+    if args.format == "json" and short:
         flat["fixes"] = [fix.to_flat() for fix in fixes]
-    print(render_records([flat], args.format, single=True))
-    if args.format == "table" and result.fits_vram is False:
+    if args.format == "table" and not args.all:
+        from planner.cli.cli_summary import summary
+
+        print(summary(resolved, result))
+    else:
+        print(render_records([flat], args.format, single=True))
+    if args.format == "table" and short:
         print("\nWays to make it fit (best first):" if fixes else "\nNo single change makes it fit.")
         for fix in fixes[:TABLE_FIXES]:
-            verdict = "fits" if fix.fits else "still too big"
+            verdict = "fits with margin" if fix.fits else "still tight or too big"
             print(
-                f"  - {fix.label}: {fix.peak_gib:.2f} GiB per GPU, {verdict}, {fix.wall_clock_h:.3g} h. {fix.note[:1].upper()}{fix.note[1:]}."
+                f"  - {fix.label}: {fix.peak_gib:.2f} GiB per GPU, {verdict}, {human_duration(fix.wall_clock_h)}. "
+                f"{fix.note[:1].upper()}{fix.note[1:]}."
             )
         if len(fixes) > TABLE_FIXES:
             print(f"  ... {len(fixes) - TABLE_FIXES} more with --format json")

@@ -2,8 +2,8 @@
 
 Each GPU contributes its own columns (`resolve.gpu_columns`: peak, memory, power, links, utilisation and price
 band); the model, data and layout columns are the scenario's. The rows are a grid of GPU × candidate GPU count
-(the scenario's own count among them), so the comparison at the current configuration and "the fewest GPUs of
-this type that fit" come from ONE `evaluate` call — the same function the single estimate runs.
+(the scenario's own count among them), so the comparison and "the fewest GPUs of this type that fit" come from
+ONE `evaluate` call — the same function the single estimate runs.
 
 Overrides entered for the scenario's GPU (a price quote, peak TFLOP/s, VRAM) describe that GPU only, so every
 other GPU is evaluated with its catalogue figures; the MFU override stays on every GPU (it is a fraction of
@@ -21,8 +21,10 @@ import polars as pl
 
 from planner.catalogue.catalog import Catalogs
 from planner.columns import Columns, GpuColumns, map_columns, stack
+from planner.decide.bound_by import bound_by_rows
 from planner.evaluate import evaluate
 from planner.formulas.memory.recipes import PEAK_PHASE_NAMES
+from planner.formulas.memory.verdict import verdict_names
 from planner.inputs.scenario import Scenario
 from planner.resolve import GpuProvenance, gpu_columns, resolve
 from planner.results import shown
@@ -42,6 +44,7 @@ FIGURES = (
     "memory_gib",
     "peak_tflops",
     "peak_gib_per_device",
+    "peak_gib_high",
     "wall_clock_h",
     "wall_clock_h_low",
     "wall_clock_h_high",
@@ -124,7 +127,11 @@ def compare_gpus(s: Scenario, cats: Catalogs, max_gpus: int = MAX_GPUS) -> pl.Da
     fits = grid["fits_vram"]  # evaluate's verdict, the same one the single estimate reports
     current = int(np.flatnonzero(counts == s.n_gpus)[0])
     at_current = {key: value[:, current] for key, value in grid.items()}
-    return _frame(s, per_gpu, at_current, fits[:, current], _fewest(fits, counts))
+    frame = _frame(s, per_gpu, at_current, fits[:, current], _fewest(fits, counts))
+    words = bound_by_rows(
+        at_current, resolved.columns.layout, len(per_gpu.names)
+    )  # why each step takes what it does
+    return frame.with_columns(pl.Series("bound_by", words, dtype=pl.String))
 
 
 @dataclass(frozen=True)
@@ -187,11 +194,14 @@ def _frame(
     cannot_run = np.isnan(np.atleast_1d(per_gpu.columns.peak_flops_per_s))
     fits = np.where(cannot_run, np.nan, fits)
     fewest = np.where(cannot_run, np.nan, fewest)
-    out = {**out, "peak_bytes": np.where(cannot_run, np.nan, out["peak_bytes"])}
+    out = {**out, **{k: np.where(cannot_run, np.nan, out[k]) for k in ("peak_bytes", "peak_high_bytes")}}
     columns: dict[str, pl.Series] = {
         "gpu": pl.Series(per_gpu.names, dtype=pl.String),
         "vendor": pl.Series(per_gpu.vendors, dtype=pl.String),
         "fits_vram": pl.Series([None if math.isnan(f) else bool(f) for f in fits], dtype=pl.Boolean),
+        "fit_verdict": pl.Series(
+            verdict_names(np.where(cannot_run, np.nan, out["fit_verdict"])), dtype=pl.String
+        ),
         "min_gpus_to_fit": pl.Series([None if math.isnan(n) else int(n) for n in fewest], dtype=pl.Int64),
         **{
             name: pl.Series(np.asarray(values, dtype=float), dtype=pl.Float64, nan_to_null=True)
@@ -254,37 +264,16 @@ def filter_rows(
 
 
 def sort_rows(frame: pl.DataFrame, metric: str) -> pl.DataFrame:
-    """Order by a SORT_METRICS label, GPUs that fit first under every metric.
-
-    A GPU that does not fit at this count cannot run the plan, however cheap or fast its figures look, so the
-    rows that fit come first, each group ordered by the metric; rows without the figure go last in their group.
+    """Order by a SORT_METRICS label, GPUs that fit first under every metric. A GPU that does not fit at this count cannot run the plan, however cheap or fast its figures look, so the
+    rows that fit come first (those with the band's margin before the tight ones), each group in metric order.
     """
     column, descending = SORT_METRICS[metric]
     fits = pl.col("fits_vram").fill_null(False)
+    has_verdict = "fit_verdict" in frame.columns  # a tight fit after those with margin
+    margin = pl.col("fit_verdict").fill_null("") == "fits" if has_verdict else fits
     return frame.sort(
-        [fits, pl.col(column)], descending=[True, descending], nulls_last=True, maintain_order=True
+        [fits, margin, pl.col(column)],
+        descending=[True, True, descending],
+        nulls_last=True,
+        maintain_order=True,
     )
-
-
-def pareto_frontier(
-    frame: pl.DataFrame,
-    x: str = "wall_clock_h",
-    y: str = "cost_usd",
-    *,
-    among: str | None = None,
-    name: str = "on_frontier",
-) -> pl.DataFrame:
-    """Add a boolean column: True where no other row is at least as good on both x and y and better on one.
-
-    Lower is better on both. Rows with a missing x or y are never on the frontier; with `among` (a boolean
-    column), only rows where it is True take part (e.g. only GPUs that fit).
-    """
-    xs = frame[x].cast(pl.Float64).fill_null(np.nan).to_numpy()
-    ys = frame[y].cast(pl.Float64).fill_null(np.nan).to_numpy()
-    valid = np.isfinite(xs) & np.isfinite(ys)
-    if among is not None:
-        valid &= frame[among].fill_null(False).to_numpy().astype(bool)
-    no_worse = (xs[:, None] <= xs[None, :]) & (ys[:, None] <= ys[None, :])
-    better = (xs[:, None] < xs[None, :]) | (ys[:, None] < ys[None, :])
-    dominated = (valid[:, None] & no_worse & better).any(axis=0)  # [j, i]: does row j dominate row i
-    return frame.with_columns(pl.Series(name, valid & ~dominated, dtype=pl.Boolean))

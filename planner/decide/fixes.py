@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from planner.catalogue.catalog import Catalogs, precision_problem
 from planner.decide.sheet import evaluate_rows
 from planner.estimate import estimate_resolved
+from planner.formulas.memory.verdict import VERDICT_NAMES
 from planner.formulas.step.sequence import PACKED_MIN_TOKENS, derived_seq_len
 from planner.inputs.scenario import Scenario
 from planner.resolve import Resolved
@@ -45,10 +46,13 @@ class Fix:
     # may change the trained model: 8-bit states, truncated or split examples, adapters
     affects_quality: bool
     peak_gib: float  # per GPU, with the change
-    fits: bool
+    fits: (
+        bool  # the verdict is "fits": the high end of the error band is within memory, not the estimate alone
+    )
     wall_clock_h: float
     gpu_hours: float
     cost_usd: float | None
+    peak_gib_high: float = float("nan")  # the device total at the high end of the measured error band
 
     def to_flat(self) -> dict[str, Any]:
         """JSON-ready, for the CLI's `fixes` list."""
@@ -58,6 +62,7 @@ class Fix:
             "note": self.note,
             "peak_gib_per_device": self.peak_gib,
             "fits_vram": self.fits,
+            "peak_gib_high": self.peak_gib_high,
             "wall_clock_h": self.wall_clock_h,
             "cost_usd": self.cost_usd,
             "affects_quality": self.affects_quality,
@@ -204,7 +209,9 @@ def suggest_fixes(resolved: Resolved, cats: Catalogs) -> list[Fix]:
     base = estimate_resolved(resolved)
     base_peak = base.peak_gib_per_device if base.peak_gib_per_device is not None else float("inf")
     tried: list[tuple[Candidate, Scenario]] = []
-    for candidate in candidates(resolved, cats, base_peak):
+    # a bigger GPU must hold the band's high end, so that it leaves a margin (planner.formulas.memory.verdict)
+    base_high = base.peak_gib_high if base.peak_gib_high is not None else base_peak
+    for candidate in candidates(resolved, cats, base_high):
         try:
             tried.append((candidate, s.updated(**candidate[0])))
         except (ValidationError, ValueError):
@@ -235,10 +242,13 @@ def _fix(candidate: Candidate, result: Estimate) -> Fix:
         note=note,
         affects_quality=quality,
         peak_gib=result.peak_gib_per_device,
-        fits=bool(result.fits_vram),
+        fits=result.fit_verdict == VERDICT_NAMES[0],
         wall_clock_h=result.wall_clock_h,
         gpu_hours=result.device_hours,
         cost_usd=result.cost_usd,
+        peak_gib_high=result.peak_gib_high
+        if result.peak_gib_high is not None
+        else result.peak_gib_per_device,
     )
 
 

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from planner.catalogue.catalog import Catalogs, UnknownNameError
 from planner.catalogue.models import preset_names
 from planner.columns import GROUPS, Columns, stack
+from planner.decide.bound_by import bound_by
 from planner.errors import PlannerError
 from planner.estimate import row, to_estimate
 from planner.evaluate import evaluate
@@ -56,14 +57,18 @@ LABEL_OF_FIELD = {column.field: column.label for column in SHEET_INPUT_COLUMNS}
 # Result columns: (Estimate attribute, label). Units in the labels: GiB is 2^30 bytes.
 SHEET_RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("fits_vram", "Fits"),
-    ("peak_gib_per_device", "Peak GiB/GPU"),
-    ("headroom_gib", "Headroom GiB"),
     ("wall_clock_h", "Wall clock (h)"),
-    ("device_hours", "GPU-hours"),
     ("cost_usd", "Cost (USD)"),
+    ("bound_by", "Bound by"),  # planner.decide.bound_by: the one seam for this figure
+    ("fit_verdict", "Memory verdict"),
+    ("peak_gib_per_device", "Peak GiB/GPU"),
+    ("peak_gib_high", "Peak GiB/GPU, high end"),
+    ("headroom_gib", "Headroom GiB"),
+    ("device_hours", "GPU-hours"),
     ("usd_per_million_tokens", "USD per M tokens"),
     ("energy_kwh", "Energy (kWh)"),
     ("co2e_kg", "CO2e (kg)"),
+    ("bound_by", "Bound by"),  # the step's largest part (planner.formulas.operators.outputs)
 )
 # Shown after those when any row is post-training (issue 16); a sheet of SFT plans keeps its columns.
 SHEET_POST_RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -81,7 +86,7 @@ SHEET_POST_RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
 def pick_lists(cats: Catalogs) -> dict[str, list[Any]]:
     """The allowed values of each choice column, for the grid's drop-downs."""
     return {
-        "model": preset_names(cats.models),
+        "model": preset_names(cats.models, multimodal=True),
         "method": list(get_args(Method)),
         "post_training": list(POST_TRAININGS),
         "gpu": cats.gpu_names(),
@@ -161,4 +166,6 @@ def result_cells(
     """The result columns of one row (empty when it could not be estimated)."""
     if isinstance(result, PlannerError):
         return {label: None for _, label in columns}
-    return {label: getattr(result, name) for name, label in columns}
+    return {
+        label: bound_by(result) if name == "bound_by" else getattr(result, name) for name, label in columns
+    }

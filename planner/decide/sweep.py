@@ -151,7 +151,7 @@ def search(
     chosen = _chosen(passes, constraints)
     kept, grid = chosen.kept, chosen.grid
     feasible = feasible_mask(kept, constraints)
-    order = rank_order(kept, feasible, constraints.objective, grid, top_n)
+    order = rank_order(kept, feasible, constraints.objective, grid, top_n, constraints.tight_last)
     frontier = pareto_order(kept, feasible)
     top = result_frame(resolved, grid, kept, order)
     frontier_frame = result_frame(resolved, grid, kept, frontier)

@@ -13,6 +13,8 @@ from planner.decide.sweep_grid import LayoutGrid
 from planner.decide.sweep_types import Constraints
 from planner.evaluate import evaluate
 from planner.formulas.memory.recipes import Recompute
+from planner.formulas.memory.verdict import VERDICT_NAMES
+from planner.formulas.operators.outputs import bound_by_words
 from planner.formulas.units import SECONDS_PER_HOUR
 from planner.resolve import Resolved
 from planner.results import shown
@@ -31,7 +33,7 @@ _TIE_BREAKS = {
     "energy": ("cost_usd", "wall_clock_s"),
     "co2e": ("cost_usd", "wall_clock_s"),
 }
-_FIGURES = ("wall_clock_s", "cost_usd", "energy_kwh", "co2e_kg", "peak_bytes")
+_FIGURES = ("wall_clock_s", "cost_usd", "energy_kwh", "co2e_kg", "peak_bytes", "fit_verdict")
 
 
 @dataclass(frozen=True)
@@ -78,22 +80,46 @@ def feasible_mask(kept: Kept, constraints: Constraints) -> np.ndarray:
     return mask
 
 
-def rank_order(kept: Kept, feasible: np.ndarray, objective: str, grid: LayoutGrid, top_n: int) -> np.ndarray:
-    """The best `top_n` feasible rows, best first; ties go to the tie-breakers, then fewer GPUs, then a lower
-    peak, then layout order. Only rows that can reach the top (a partial sort) are fully sorted."""
+def rank_order(
+    kept: Kept, feasible: np.ndarray, objective: str, grid: LayoutGrid, top_n: int, tight_last: bool = True
+) -> np.ndarray:
+    """The best `top_n` feasible rows, best first; with `tight_last` every plan whose memory verdict is "fits"
+    before any "tight" one; ties go to the tie-breakers, then fewer GPUs, then a lower peak, then layout
+    order. Only rows that can reach the top (a partial sort per verdict) are fully sorted."""
     rows = np.flatnonzero(feasible)
     keys = [OBJECTIVE_COLUMNS[objective], *_TIE_BREAKS[objective]]
-    primary = kept.figures[keys[0]][rows]
-    if len(rows) > top_n > 0:
-        rows = rows[primary <= np.partition(primary, top_n - 1)[top_n - 1]]  # ties at the cut stay in
+    verdict = kept.figures["fit_verdict"][rows] if tight_last else np.zeros(len(rows))
+    rows = _can_reach_top(rows, kept.figures[keys[0]][rows], verdict, top_n)
+    verdict = kept.figures["fit_verdict"][rows] if tight_last else np.zeros(len(rows))
     columns = [np.nan_to_num(kept.figures[k][rows], nan=np.inf) for k in keys]
     n_gpus = grid.columns["n_gpus"][kept.layout_index[rows]]
     if "n_generation_gpus" in grid.columns:  # fewer GPUs in all: the generating ones count too
         n_gpus = n_gpus + grid.columns["n_generation_gpus"][kept.layout_index[rows]]
     peak = kept.figures["peak_bytes"][rows]
     # lexsort sorts by the last key first
-    order = np.lexsort((kept.layout_index[rows], kept.gpu_index[rows], peak, n_gpus, *reversed(columns)))
+    order = np.lexsort(
+        (kept.layout_index[rows], kept.gpu_index[rows], peak, n_gpus, *reversed(columns), verdict)
+    )
     return rows[order][:top_n]
+
+
+def _can_reach_top(rows: np.ndarray, primary: np.ndarray, verdict: np.ndarray, top_n: int) -> np.ndarray:
+    """The rows that can be among the best `top_n` when better verdicts come first: every verdict group's
+    rows up to its share of the places left, ties at the cut kept in."""
+    if not len(rows) > top_n > 0:
+        return rows
+    keep = np.zeros(len(rows), dtype=bool)
+    left = top_n
+    for code in np.unique(verdict):  # FITS (0) before TIGHT (1)
+        group = np.flatnonzero(verdict == code)
+        if left <= 0:
+            break
+        if len(group) > left:
+            values = primary[group]
+            group = group[values <= np.partition(values, left - 1)[left - 1]]
+        keep[group] = True
+        left -= len(group)
+    return rows[keep]
 
 
 # Wall-clock buckets of the frontier's pre-filter: 65,536 left 233 of the Mixtral 8x7B large search's 4.2 M
@@ -160,18 +186,31 @@ def result_frame(
         one = resolved[int(gpu_index)]
         layout = grid.take(kept.layout_index[indices[where]])
         generating = "n_generation_gpus" in layout
-        figures = shown(
-            evaluate(one.columns.replace(**layout)), _FLOAT + (GENERATION_FIGURES if generating else ())
-        )
+        out = evaluate(one.columns.replace(**layout))
+        figures = shown(out, _FLOAT + (GENERATION_FIGURES if generating else ()))
+        verdicts = np.broadcast_to(np.asarray(out["fit_verdict"], dtype=float), len(where))
         for name in (*OFFLOAD_COLUMNS, "ep"):  # the scenario's own unless the grid varies them
             layout.setdefault(name, np.full(len(where), float(getattr(one.columns.layout, name))))
         for i, position in enumerate(where):
-            records[position] = _record(str(one.gpu["name"]), layout, figures, i)
+            records[position] = {
+                **_record(str(one.gpu["name"]), layout, figures, i),
+                "bound_by": _bound(one, layout, out, i),
+                "fit_verdict": VERDICT_NAMES[int(verdicts[i])],
+            }
     schema = {**_SCHEMA, **(_GENERATION_SCHEMA if "n_generation_gpus" in grid.columns else {})}
     frame = pl.DataFrame(records, schema=schema, orient="row") if records else pl.DataFrame(schema=schema)
     return frame.with_columns(pl.int_range(1, frame.height + 1, dtype=pl.Int64).alias("rank")).select(
         "rank", *schema
     )
+
+
+def _bound(one: Resolved, layout: dict[str, np.ndarray], out: dict[str, Any], i: int) -> str:
+    """Why the plan's step takes what it takes: its largest part in words (planner.formulas.operators.outputs)."""
+    tp, cp, pp = (
+        _value(layout.get(name, getattr(one.columns.layout, name)), i) for name in ("tp", "cp", "pp")
+    )
+    per_node = float(one.columns.layout.n_gpus_per_node)
+    return bound_by_words(int(_value(out["bound_by_code"], i)), tp, cp, pp, per_node)
 
 
 def _value(values: Any, i: int) -> float:
@@ -208,6 +247,7 @@ _FLOAT = (
     "energy_kwh",
     "co2e_kg",
     "peak_gib_per_device",
+    "peak_gib_high",  # the device total at the high end of the memory model's error band
     "vram_gib",
     "mfu",
     "mfu_low",  # the end-to-end band at the efficiency preset's ends; it brackets `mfu`
@@ -231,4 +271,6 @@ _SCHEMA: dict[str, Any] = {
     **dict.fromkeys(_INT[7:], pl.Int64),
     **dict.fromkeys(OFFLOAD_COLUMNS, pl.Boolean),
     **dict.fromkeys(_FLOAT, pl.Float64),
+    "fit_verdict": pl.String,  # "fits" or "tight — may run out of memory" (planner.formulas.memory.verdict)
+    "bound_by": pl.String,
 }

@@ -26,6 +26,9 @@ class Constraints:
     max_gpus: int = DEFAULT_MAX_GPUS
     gpus: tuple[str, ...] | None = None  # GPU names or aliases; None: every GPU with a catalogue price
     objective: Objective = "cost"
+    # plans whose memory verdict is "tight" (estimate fits, the error band's high end does not) rank after
+    # every plan that "fits" (planner.formulas.memory.verdict); False ranks them by the objective alone
+    tight_last: bool = True
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:

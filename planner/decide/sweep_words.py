@@ -56,8 +56,8 @@ def usd_words(usd: float) -> str:
     return "no price" if not np.isfinite(usd) else f"${usd:,.0f}"
 
 
-def _conditions(constraints: Constraints, space: SearchSpace | None) -> str:
-    words = ["fits in memory"]
+def _conditions(constraints: Constraints, space: SearchSpace | None, with_margin: bool = False) -> str:
+    words = ["fits in memory with margin" if with_margin and constraints.tight_last else "fits in memory"]
     if space is not None and space.fixed:
         words.append(f"keeps {fixed_words(space)}")
     if constraints.deadline_h is not None:
@@ -103,15 +103,22 @@ def explain(
     if not top.height:
         return _nothing(kept, constraints, space)
     winner = top.row(0, named=True)
-    figures = f"{hours_words(winner['wall_clock_h'])}, {usd_words(winner['cost_usd'])}"
+    bound = f"; {winner['bound_by']}" if winner.get("bound_by") else ""  # its step's largest part
+    figures = f"{hours_words(winner['wall_clock_h'])}, {usd_words(winner['cost_usd'])}{bound}"
     sentence = (
         f"{label(winner)}: the {SUPERLATIVE[constraints.objective]} configuration that "
-        f"{_conditions(constraints, space)} ({figures})."
+        f"{_conditions(constraints, space, winner.get('fit_verdict') == 'fits')} ({figures})."
     )
+    if winner.get("fit_verdict", "fits") != "fits":  # no plan that meets the rest leaves the memory margin
+        sentence += (
+            " Its memory is tight: the estimate fits, the high end of the memory model's measured error band "
+            "does not, so it may run out of memory."
+        )
     other = _alternative(winner, frontier)
     if other is None or not np.isfinite(winner["cost_usd"]):
         return sentence
-    other_figures = f"{hours_words(other['wall_clock_h'])}, {usd_words(other['cost_usd'])}"
+    other_bound = f"; {other['bound_by']}" if other.get("bound_by") else ""
+    other_figures = f"{hours_words(other['wall_clock_h'])}, {usd_words(other['cost_usd'])}{other_bound}"
     return f"{sentence} {label(other)} is {_versus(winner, other)} ({other_figures})."
 
 

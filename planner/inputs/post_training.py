@@ -40,8 +40,16 @@ PAIRED = ("dpo", "simpo", "orpo", "reward_model")  # chosen and rejected sequenc
 REFERENCE_FREE = ("sft", "simpo", "orpo", "reward_model")
 ONLINE = ("ppo", "grpo")  # generate their own completions every step
 
-# TRL GRPOConfig num_generations defaults to 8 completions per prompt (TRL docs, GRPO trainer); PPO samples one.
+# TRL GRPOConfig num_generations defaults to 8 completions per prompt (trl/trainer/grpo_config.py at commit
+# 006d32c9bf5d); Oat's Dr. GRPO recipe samples 8 too (sail-sg/understand-r1-zero examples/qwen2.5-math-7b.sh at
+# f6df97e38ef1, --num_samples 8). PPO samples one.
 GRPO_SAMPLES_PER_PROMPT = 8
+# Prompts per rollout step when none is given: verl's ppo_trainer.yaml sets data.train_batch_size to 1024 prompts
+# (volcengine/verl at commit 008db456bf61), the batch every rollout step generates for, for PPO and GRPO alike;
+# a run with fewer prompts than that generates for all of them at once. Tying the rollout to one optimizer
+# step instead (TRL's generation_batch_size rule) gave one prompt per rollout step at the planner's default
+# micro-batch: a decode that streams every weight once per token for eight sequences, days for a 30k-prompt run.
+DEFAULT_ROLLOUT_PROMPTS = 1024
 # vLLM's EngineArgs gpu_memory_utilization defaults to 0.9 for an engine that has its GPUs to itself; TRL's
 # colocate mode defaults vllm_gpu_memory_utilization to 0.3 so that training keeps the rest (TRL docs,
 # "vLLM integration", colocate mode).
@@ -79,7 +87,7 @@ FIELDS: dict[str, dict[str, Any]] = {
         "default": None,
         "ge": 1,
         "le": 10**7,
-        "description": "prompts per rollout step; empty = one optimizer step's sequences / samples",
+        "description": "prompts per rollout step; empty = 1024 (verl's train_batch_size), at most the prompts",
     },
     # 1-100: PPO epochs over one rollout are 1-4 in practice (DeepSpeed-Chat ppo_epochs 1, OpenRLHF max_epochs 1)
     "rollout_epochs": {"default": 1, "ge": 1, "le": 100, "description": "training passes over each rollout"},

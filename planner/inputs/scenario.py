@@ -15,6 +15,7 @@ from planner.inputs import comm_inputs as ci
 from planner.inputs import goodput_defaults as gp
 from planner.inputs import loading_inputs as ld
 from planner.inputs import moe_inputs as moe
+from planner.inputs import multimodal_inputs as mm
 from planner.inputs import post_training as pt
 from planner.model.expert_split import check_expert_degree
 from planner.model.layer_split import check_interleaving
@@ -141,8 +142,7 @@ class Scenario(BaseModel):
     host_overhead_frac: float = Field(0.3, ge=0, le=10, description="CPU, memory, NIC, share of GPU power")
     usd_per_kwh: float = Field(0.12, ge=0, le=100, description="electricity price for on-premises runs")
 
-    # --- pipeline schedule (issue 14, item 2) ----------------------------------------------------------
-    # 1 = plain 1F1B; v > 1 = interleaved 1F1B, v chunks of layers per GPU (Narayanan et al. 2021 §2.2.2).
+    # --- pipeline schedule: 1 = plain 1F1B; v > 1 = interleaved 1F1B, v chunks of layers per GPU (Narayanan §2.2.2)
     # 128: no published run interleaves more finely (NeMo's Llama 2 70B recipe: 20), and layers / (pp·v) >= 1.
     pp_virtual_stages: int = Field(
         1, ge=1, le=128, description="virtual pipeline stages per GPU (interleaved 1F1B); 1 = plain 1F1B"
@@ -175,6 +175,11 @@ class Scenario(BaseModel):
     optimizer_foreach: bool = Field(
         False, description="torch.optim's foreach step: one parameter-sized temporary during the update"
     )
+    # Off by default: torchtitan, torchtune with compile and Megatron fuse the norms and the gated activation; on
+    # for Hugging Face transformers / PEFT eager code (what it keeps more: planner/formulas/memory/eager.py).
+    hf_eager_code: bool = Field(
+        False, description="Hugging Face transformers/PEFT eager code: fp32 norm and adapter-input copies"
+    )
     # --- clocks and power caps (issue 14 item 3; planner/formulas/energy/power_cap.py): 10 W-100 kW is a sanity bound
     # (the GPU catalogue's tdp_w ceiling); the range against the GPU's TDP needs the catalogue: planner.resolve.
     power_limit_w: float | None = Field(
@@ -203,8 +208,16 @@ class Scenario(BaseModel):
     moe_capacity_factor: float = Field(**moe.FIELDS["moe_capacity_factor"])
     reduce_dtype: ci.ReduceDtype = Field(**ci.FIELDS["reduce_dtype"])
     overlap_model: ci.OverlapModel = Field(**ci.FIELDS["overlap_model"])
+    tp_comm_overlap: bool = Field(**ci.FIELDS["tp_comm_overlap"])
     etp: int | None = Field(**moe.FIELDS["etp"])  # expert tensor parallelism (issue 14 item 1)
     model_loading: ld.ModelLoading = Field(**ld.FIELDS["model_loading"])  # issue 14 item 9: loading_inputs.py
+    images_per_example: float = Field(**mm.FIELDS["images_per_example"])  # reasons: multimodal_inputs.py
+    image_size: mm.ImageSize = Field(**mm.FIELDS["image_size"])
+    vision_encoder: mm.VisionEncoderMode = Field(**mm.FIELDS["vision_encoder"])
+    train_projector: bool = Field(**mm.FIELDS["train_projector"])
+    text_encoders: mm.SideModelMode = Field(**mm.FIELDS["text_encoders"])
+    vae: mm.VaeMode = Field(**mm.FIELDS["vae"])
+    lora_base_fp8: bool = Field(**mm.FIELDS["lora_base_fp8"])
 
     @model_validator(mode="before")
     @classmethod

@@ -16,13 +16,21 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util import CommandError
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from planner.errors import PlannerError
+from planner.library.diagnosis import (
+    DB_URL_ENV,
+    LibraryUnavailable,
+    folder_refusal,
+    newer_schema,
+    shown_url,
+    unavailable,
+)
 
-DB_URL_ENV = "PLANNER_DB_URL"
+__all__ = ["DB_URL_ENV", "LibraryUnavailable", "shown_url", "unavailable"]  # re-exported for older imports
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 BACKENDS = ("sqlite", "postgresql")
 # Writers wait for each other up to this long instead of failing at once: a save takes milliseconds, so 30 s
@@ -31,18 +39,25 @@ SQLITE_BUSY_TIMEOUT_S = 30
 PG_CONNECT_TIMEOUT_S = (
     5  # a reachable server answers in milliseconds; 5 s allows a slow network, not a dead host
 )
+# A PostgreSQL write waits for another's row or table lock as long as SQLite's writers wait (then "locked"); any
+# statement running longer than this is cancelled (then "slow"): the library's queries take milliseconds, so
+# these only end a stuck lock holder's or an overloaded server's wait, and say which it was.
+PG_LOCK_TIMEOUT_S = SQLITE_BUSY_TIMEOUT_S
+PG_STATEMENT_TIMEOUT_S = 60
+# Connection option that starts a transaction as a plain (deferred) BEGIN on SQLite: a read then takes no
+# write lock and, in WAL mode, never waits for a writer. Writes keep BEGIN IMMEDIATE.
+READING = "planner_reading"
+PORTS = range(1, 65536)
+DRIVERS = {"sqlite": ("", "pysqlite"), "postgresql": ("", "psycopg", "psycopg2")}
 # Any fixed 64-bit number, the same in every process: PostgreSQL's advisory lock that serialises migrations.
 MIGRATION_LOCK_KEY = 7_243_501_017
-
-
-class LibraryUnavailable(PlannerError):
-    """The database cannot be opened or reached; the message names the URL (without its password)."""
 
 
 def default_sqlite_path(environ: Mapping[str, str] | None = None) -> Path:
     """`$XDG_DATA_HOME/training-run-planner/plans.sqlite3` (~/.local/share/... when XDG_DATA_HOME is unset)."""
     env = os.environ if environ is None else environ
-    base = Path(env.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    home = env.get("HOME") or os.path.expanduser("~")  # "~" again when no home is known: refused on opening
+    base = Path(env.get("XDG_DATA_HOME") or Path(home) / ".local" / "share")
     return base / "training-run-planner" / "plans.sqlite3"
 
 
@@ -52,28 +67,42 @@ def library_url(environ: Mapping[str, str] | None = None) -> str:
     return env.get(DB_URL_ENV, "").strip() or f"sqlite:///{default_sqlite_path(env)}"
 
 
-def shown_url(url: str | URL) -> str:
-    """The URL as messages show it: the password hidden."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return str(url)[:200]
-
-
 def parse_url(url: str) -> URL:
     """The URL checked: SQLite or PostgreSQL (psycopg 3 as PostgreSQL's driver), or a LibraryUnavailable."""
     try:
         parsed = make_url(url)
-    except ArgumentError as err:
+        port = parsed.port
+    except (ArgumentError, ValueError) as err:  # ValueError: a port that is not a number
         raise LibraryUnavailable(
-            DB_URL_ENV, "is not a database URL", value=url[:200], allowed="sqlite:///FILE or postgresql://..."
+            DB_URL_ENV,
+            "is not a database URL (a port, when given, is a number)",
+            kind="url",
+            value=shown_url(url),
+            allowed="sqlite:///FILE or postgresql://USER@HOST:PORT/DATABASE",
         ) from err
+    if port is not None and port not in PORTS:
+        raise LibraryUnavailable(
+            DB_URL_ENV,
+            "names a port that does not exist",
+            kind="url",
+            value=shown_url(parsed),
+            allowed="1-65535",
+        )
     if parsed.get_backend_name() not in BACKENDS:
         raise LibraryUnavailable(
             DB_URL_ENV,
             "names a database the library does not support",
+            kind="url",
             value=shown_url(parsed),
             allowed="SQLite or PostgreSQL",
+        )
+    if parsed.get_driver_name() not in DRIVERS[parsed.get_backend_name()]:
+        raise LibraryUnavailable(
+            DB_URL_ENV,
+            f"names the driver {parsed.get_driver_name()!r}, which the planner does not use",
+            kind="url",
+            value=shown_url(parsed),
+            allowed="sqlite:///FILE, or postgresql:// (psycopg 3)",
         )
     if parsed.get_backend_name() == "postgresql" and parsed.get_driver_name() in ("", "psycopg2"):
         parsed = parsed.set(drivername="postgresql+psycopg")  # the driver installed with the planner
@@ -86,18 +115,35 @@ def create_library_engine(url: str) -> Engine:
         return _sqlite_engine(parsed)
     # pre-ping: a restarted server's dead connections are replaced; the connect timeout keeps a host that does
     # not answer (rather than refusing) from holding a page or a command for the operating system's minutes.
-    return create_engine(parsed, pool_pre_ping=True, connect_args={"connect_timeout": PG_CONNECT_TIMEOUT_S})
+    timeouts = (
+        f"-c lock_timeout={PG_LOCK_TIMEOUT_S * 1000} -c statement_timeout={PG_STATEMENT_TIMEOUT_S * 1000}"
+    )
+    given = parsed.query.get(
+        "options", ""
+    )  # a URL's own ?options=... are kept, after ours: a team's own settings win
+    given = " ".join(given) if isinstance(given, tuple) else given
+    connect_args = {"connect_timeout": PG_CONNECT_TIMEOUT_S, "options": f"{timeouts} {given}".strip()}
+    return create_engine(parsed, pool_pre_ping=True, connect_args=connect_args)
 
 
 def _sqlite_engine(url: URL) -> Engine:
     if url.database and url.database != ":memory:":
-        Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        folder = Path(url.database).expanduser().parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as err:  # a read-only HOME, a file where a folder should be, a full disk
+            raise folder_refusal(url, folder, err) from err
+        if not os.access(folder, os.W_OK | os.X_OK):  # SQLite's WAL needs files beside the database
+            raise folder_refusal(url, folder, PermissionError(13, "Permission denied"))
     engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S, "check_same_thread": False})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # The driver's own transaction handling is switched off so that `_on_begin` decides how one starts.
         dbapi_connection.isolation_level = None
+        # Text another tool wrote that is not UTF-8 comes back with U+FFFD in place of the bad bytes: shown,
+        # never an error on reading the whole list.
+        dbapi_connection.text_factory = lambda raw: raw.decode("utf-8", "replace")
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer; writers queue
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_S * 1000}")
@@ -105,9 +151,11 @@ def _sqlite_engine(url: URL) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
-        # IMMEDIATE takes the write lock at the start: a read-then-write transaction (the version check) can
-        # then never deadlock against another writer, it waits its turn (SQLAlchemy's pysqlite notes).
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        # A write's IMMEDIATE takes the write lock at the start: a read-then-write transaction (the version
+        # check) can then never deadlock against another writer, it waits its turn (SQLAlchemy's pysqlite
+        # notes). A read's plain BEGIN takes no lock: with WAL it reads the last commit while a writer works.
+        reading = connection.get_execution_options().get(READING, False)
+        connection.exec_driver_sql("BEGIN" if reading else "BEGIN IMMEDIATE")
 
     return engine
 
@@ -127,23 +175,20 @@ def head_revision() -> str | None:
 
 def upgrade(engine: Engine) -> None:
     """Migrate the database to the newest schema; a no-op (one query) when it is there already."""
-    head = head_revision()
+    scripts = ScriptDirectory.from_config(alembic_config())
     try:
         with engine.connect() as probe:
-            if MigrationContext.configure(probe).get_current_revision() == head:
-                return
+            probe.execution_options(**{READING: True})  # the check takes no write lock
+            current = MigrationContext.configure(probe).get_current_revision()
+        if current == scripts.get_current_head():
+            return
+        if current is not None and current not in {script.revision for script in scripts.walk_revisions()}:
+            raise newer_schema(engine.url, current)
         with engine.begin() as connection:
             if engine.dialect.name == "postgresql":
                 connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
             command.upgrade(alembic_config(connection), "head")  # re-reads the revision under the lock
+    except CommandError as err:  # a newer planner migrated it while this one waited for the lock
+        raise newer_schema(engine.url, str(err).split("'")[1] if "'" in str(err) else "unknown") from err
     except SQLAlchemyError as err:
         raise unavailable(engine.url, err) from err
-
-
-def unavailable(url: str | URL, err: Exception) -> LibraryUnavailable:
-    first_line = str(getattr(err, "orig", None) or err).strip().splitlines()
-    return LibraryUnavailable(
-        DB_URL_ENV,
-        f"the plan library cannot be reached ({first_line[0][:200] if first_line else type(err).__name__})",
-        value=shown_url(url),
-    )

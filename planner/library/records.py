@@ -22,6 +22,7 @@ from planner.inputs.errors import scenario_error
 from planner.inputs.query import validate_dropping_bad
 from planner.inputs.scenario import Scenario
 from planner.inputs.scenario_set import name_problem
+from planner.library.names import fold_name, shown, utf8_problem
 from planner.library.tables import MAX_AUTHOR_CHARS, MAX_TAG_CHARS, MAX_TAGS
 from planner.library.versioning import PLANNER_VERSION
 
@@ -75,19 +76,21 @@ class StoredPlan:
 
 
 def plan_from_row(row: RowMapping) -> StoredPlan:
+    """A row as a plan; text another tool (or an older planner) stored that cannot be shown comes out with
+    U+FFFD in its place, so one bad value never breaks the list."""
     scenario, problem = read_scenario(row["scenario_json"])
     return StoredPlan(
         id=int(row["id"]),
-        name=row["name"],
+        name=shown(row["name"]),
         scenario=scenario,
-        problem=problem,
+        problem=shown(problem) if problem else None,
         scenario_json=row["scenario_json"],
-        planner_version=row["planner_version"],
-        author=row["author"],
-        updated_by=row["updated_by"],
-        tags=tuple(_raw_tags(row["tags"])),
-        model=row["model"],
-        gpu=row["gpu"],
+        planner_version=shown(row["planner_version"]),
+        author=shown(row["author"]),
+        updated_by=shown(row["updated_by"]),
+        tags=tuple(shown(tag) for tag in _raw_tags(row["tags"])),
+        model=shown(row["model"]),
+        gpu=shown(row["gpu"]),
         created_at=_utc(row["created_at"]),
         updated_at=_utc(row["updated_at"]),
         version=int(row["version"]),
@@ -153,14 +156,19 @@ def model_label(scenario: Scenario) -> str:
 
 
 def checked_name(name: str) -> str:
-    problem = name_problem(name)
+    problem = utf8_problem(name) or name_problem(name)
+    if not problem and not fold_name(name):
+        problem = "a name needs a visible character"
     if problem:
-        raise PlannerError("name", problem, value=name)
+        raise PlannerError("name", problem, value=shown(name))
     return name
 
 
 def checked_author(author: str) -> str:
     author = author.strip()
+    problem = utf8_problem(author)
+    if problem:
+        raise PlannerError("author", problem, value=shown(author))
     if len(author) > MAX_AUTHOR_CHARS:
         raise PlannerError("author", f"at most {MAX_AUTHOR_CHARS} characters", value=author)
     if any(unicodedata.category(char) == "Cc" for char in author):
@@ -177,6 +185,9 @@ def checked_tags(tags: Iterable[str]) -> tuple[str, ...]:
         tag = raw.strip()
         if not tag:
             continue
+        problem = utf8_problem(tag)
+        if problem:
+            raise PlannerError("tags", f"a tag {problem}", value=shown(tag))
         if len(tag) > MAX_TAG_CHARS or "," in tag:
             raise PlannerError(
                 "tags", f"a tag has at most {MAX_TAG_CHARS} characters and no comma", value=tag
@@ -198,6 +209,9 @@ def scenario_json(scenario: Scenario) -> str:
     """The stored form: every input, defaults included, so a later planner with other defaults still reads
     the plan the user saw (a share link leaves defaults out; a saved plan must not drift)."""
     text = scenario.model_dump_json()
+    problem = utf8_problem(text)  # pydantic keeps a name's undecodable byte as a lone surrogate
+    if problem:
+        raise PlannerError("scenario", "a name in it is not valid UTF-8 text")
     if len(text) > MAX_SCENARIO_JSON_CHARS:
         raise PlannerError(
             "scenario", f"too large to store (at most {MAX_SCENARIO_JSON_CHARS:,} characters of JSON)"
@@ -218,6 +232,7 @@ def new_values(name: str, scenario: Scenario, author: str, tags: Sequence[str]) 
     now = datetime.now(UTC)
     return content_values(scenario) | {
         "name": name,
+        "name_key": fold_name(name),
         "author": author,
         "updated_by": author,
         "tags": json.dumps(list(tags)),

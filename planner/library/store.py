@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,7 +16,9 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from planner.errors import PlannerError
 from planner.inputs.scenario import Scenario
 from planner.inputs.scenario_set import copy_name
-from planner.library.connect import shown_url, unavailable
+from planner.library.bulk import ImportReport, import_named
+from planner.library.connect import READING, shown_url, unavailable
+from planner.library.names import FoldedNames, fold_name, plan_id_in, utf8_problem
 from planner.library.records import (
     StoredPlan,
     checked_author,
@@ -28,17 +29,11 @@ from planner.library.records import (
     plan_from_row,
 )
 from planner.library.refusals import NameTaken, PlanNotFound, StalePlanError
-from planner.library.tables import plans
+from planner.library.tables import MAX_PLAN_ID, plans
 
 CONFLICT_TAG = "conflict"  # on the copy a refused stale save is kept as
 COPY_NAME_ATTEMPTS = 50  # each failed attempt means another replica took a copy name in that instant
 MAX_LISTED = 5_000  # one search's answer; the library may hold more, a search narrows them
-
-
-@dataclass(frozen=True)
-class ImportReport:
-    created: tuple[str, ...]
-    replaced: tuple[str, ...]
 
 
 def _now() -> datetime:
@@ -61,10 +56,13 @@ class PlanLibrary:
         return shown_url(self.engine.url)
 
     @contextmanager
-    def _transaction(self) -> Iterator[Connection]:
+    def _transaction(self, *, reading: bool = False) -> Iterator[Connection]:
+        """One transaction; a `reading` one takes no write lock (SQLite: a deferred BEGIN, see connect)."""
         try:
-            with self.engine.begin() as connection:
-                yield connection
+            with self.engine.connect() as connection:
+                connection.execution_options(**{READING: reading})
+                with connection.begin():
+                    yield connection
         except IntegrityError:
             raise
         except SQLAlchemyError as err:
@@ -75,6 +73,9 @@ class PlanLibrary:
     def plans(self, search: str = "", *, deleted: bool = False, limit: int = MAX_LISTED) -> list[StoredPlan]:
         """Live plans (or only deleted ones), newest change first. Every word of `search` must appear in the
         name, a tag, the model, the GPU or the author (case-insensitive)."""
+        problem = utf8_problem(search)
+        if problem:
+            raise PlannerError("search", problem)
         query = select(plans).where(
             plans.c.deleted_at.is_not(None) if deleted else plans.c.deleted_at.is_(None)
         )
@@ -83,46 +84,59 @@ class PlanLibrary:
             columns = (plans.c.name, plans.c.tags, plans.c.model, plans.c.gpu, plans.c.author)
             query = query.where(or_(*(column.ilike(pattern, escape="\\") for column in columns)))
         query = query.order_by(plans.c.updated_at.desc(), plans.c.id.desc()).limit(limit)
-        with self._transaction() as connection:
+        with self._transaction(reading=True) as connection:
             return [plan_from_row(row) for row in connection.execute(query).mappings()]
 
     def count(self) -> int:
-        with self._transaction() as connection:
+        with self._transaction(reading=True) as connection:
             found = connection.execute(select(func.count()).where(plans.c.deleted_at.is_(None))).scalar_one()
         return int(found)
 
     def get(self, plan_id: int) -> StoredPlan:
-        with self._transaction() as connection:
-            found = _by_id(connection, plan_id)
+        found = None
+        if 1 <= plan_id <= MAX_PLAN_ID:  # a larger one cannot be stored, and SQLite's driver cannot even ask
+            with self._transaction(reading=True) as connection:
+                found = _by_id(connection, plan_id)
         if found is None:
             raise PlanNotFound("plan", "no plan has that id", value=plan_id)
         return found
 
     def find(self, ref: str, *, deleted: bool = False) -> StoredPlan:
-        """A plan by name (a live one; or the latest deleted one with `deleted`), else by its numeric id."""
+        """A plan by name (a live one; or the latest deleted one with `deleted`), then by a name that looks the
+        same (its folded key), else by its numeric id."""
+        ref = ref.strip()
+        problem = utf8_problem(ref)
+        if problem:
+            raise PlanNotFound("plan", problem)
         state = plans.c.deleted_at.is_not(None) if deleted else plans.c.deleted_at.is_(None)
-        query = select(plans).where(plans.c.name == ref.strip(), state).order_by(plans.c.deleted_at.desc())
-        with self._transaction() as connection:
-            row = connection.execute(query).mappings().first()
-            if row is None and ref.strip().isdigit():
-                row = (
-                    connection.execute(select(plans).where(plans.c.id == int(ref), state)).mappings().first()
-                )
+        newest = plans.c.deleted_at.desc()
+        with self._transaction(reading=True) as connection:
+            row = connection.execute(select(plans).where(plans.c.name == ref, state).order_by(newest)).first()
+            if row is None:
+                key = plans.c.name_key == fold_name(ref)
+                row = connection.execute(select(plans).where(key, state).order_by(newest)).first()
+            if row is None and plan_id_in(ref) is not None:
+                row = connection.execute(select(plans).where(plans.c.id == plan_id_in(ref), state)).first()
         if row is None:
             names = [plan.name for plan in self.plans(deleted=deleted, limit=200)]
             from difflib import get_close_matches
 
             raise PlanNotFound(
                 "plan",
-                f"no {'deleted ' if deleted else ''}plan has that name or id",
+                f"no {'deleted ' if deleted else ''}plan has that name or id"
+                + (
+                    f" (ids run from 1 to {MAX_PLAN_ID})" if ref.isdigit() and plan_id_in(ref) is None else ""
+                ),
                 value=ref,
                 closest=get_close_matches(ref, names, n=3),
             )
-        return plan_from_row(row)
+        return plan_from_row(row._mapping)
 
     def live_names(self) -> set[str]:
-        with self._transaction() as connection:
-            return set(connection.execute(select(plans.c.name).where(plans.c.deleted_at.is_(None))).scalars())
+        """The live plans' names, as a set in which a lookalike of a name counts as that name."""
+        with self._transaction(reading=True) as connection:
+            found = connection.execute(select(plans.c.name).where(plans.c.deleted_at.is_(None))).scalars()
+            return FoldedNames(found)
 
     # ------------------------------------------------------------------------------------------ changing
 
@@ -136,9 +150,18 @@ class PlanLibrary:
                 inserted = connection.execute(insert(plans).values(**values).returning(plans.c.id))
                 found = _by_id(connection, int(inserted.scalar_one()))
         except IntegrityError as err:
-            raise NameTaken("name", "another plan already has this name", value=values["name"]) from err
+            problem = f"another plan already has this name{self._twin(values['name'])}"
+            raise NameTaken("name", problem, value=values["name"]) from err
         assert found is not None  # just inserted, in this transaction
         return found
+
+    def _twin(self, name: str) -> str:
+        """ " ('x' looks the same)" when the live plan holding `name` is spelled differently, else ""."""
+        try:
+            holder = self.find(name).name
+        except PlanNotFound:
+            return ""
+        return "" if holder == name else f" ({holder!r} looks the same)"
 
     def update(
         self,
@@ -161,6 +184,7 @@ class PlanLibrary:
         }
         if name is not None:
             changes["name"] = checked_name(name.strip())
+            changes["name_key"] = fold_name(changes["name"])
         if tags is not None:
             changes["tags"] = json.dumps(list(checked_tags(tags)))
         guard = (plans.c.id == plan_id, plans.c.version == expected_version, plans.c.deleted_at.is_(None))
@@ -205,11 +229,7 @@ class PlanLibrary:
         if name not in self.live_names():
             return self.create(name, scenario, author=author, tags=tags or ())
         if not replace:
-            raise NameTaken(
-                "name",
-                "a plan with this name exists",
-                value=name,
-            )
+            raise NameTaken("name", f"a plan with this name exists{self._twin(name)}", value=name)
         current = self.find(name)
         loaded = current.version if expected_version is None else expected_version
         return self.update(current.id, scenario, expected_version=loaded, author=author, tags=tags)
@@ -236,7 +256,7 @@ class PlanLibrary:
         with self._transaction() as connection:
             changes = {"deleted_at": when, "updated_by": checked_author(author), "updated_at": _now()}
             if name is not None:
-                changes["name"] = name
+                changes["name"], changes["name_key"] = name, fold_name(name)
             connection.execute(update(plans).where(plans.c.id == plan_id).values(**changes))
             found = _by_id(connection, plan_id)
         if found is None:
@@ -263,25 +283,7 @@ class PlanLibrary:
         self, named: Mapping[str, Scenario], *, author: str = "", tags: Sequence[str] = ()
     ) -> ImportReport:
         """Many plans in one transaction (a CSV import): new names are created, live names get a new version."""
-        author, tags = checked_author(author), checked_tags(tags)
-        for name in named:
-            checked_name(name)
-        with self._transaction() as connection:
-            live = dict(
-                connection.execute(select(plans.c.name, plans.c.id).where(plans.c.deleted_at.is_(None))).all()
-            )
-            new = [new_values(name, item, author, tags) for name, item in named.items() if name not in live]
-            if new:
-                connection.execute(insert(plans), new)
-            for name, item in named.items():
-                if name in live:
-                    values = content_values(item) | {"updated_by": author, "updated_at": _now()}
-                    connection.execute(
-                        update(plans)
-                        .where(plans.c.id == live[name])
-                        .values(**values, version=plans.c.version + 1)
-                    )
-        return ImportReport(tuple(n for n in named if n not in live), tuple(n for n in named if n in live))
+        return import_named(self, named, checked_author(author), checked_tags(tags))
 
 
 def _by_id(connection: Connection, plan_id: int) -> StoredPlan | None:

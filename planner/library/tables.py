@@ -10,7 +10,9 @@ from planner.inputs.scenario_set import MAX_NAME_CHARS
 MAX_AUTHOR_CHARS = 80  # a person's name or handle; the app asks for it once per session
 MAX_TAG_CHARS = 40
 MAX_TAGS = 20  # enough to file a plan by project, model family and stage; more is a description, not tags
-# Names are compared as stored; the same name may exist again once the first plan is deleted (soft delete).
+MAX_PLAN_ID = 2**31 - 1  # the id column is PostgreSQL's 4-byte integer (SQLite's holds as many)
+# Names are compared by their folded key (planner.library.names.fold_name: lookalikes are one name), shown as
+# typed; the same name may exist again once the first plan is deleted (soft delete).
 metadata = MetaData()
 
 plans = Table(
@@ -18,6 +20,7 @@ plans = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("name", String(MAX_NAME_CHARS), nullable=False),
+    Column("name_key", Text, nullable=False),  # the folded name; NFKC may lengthen it, so no length limit
     Column("scenario_json", Text, nullable=False),  # the Scenario as validated JSON when it was saved
     Column("planner_version", String(40), nullable=False),
     Column("author", String(MAX_AUTHOR_CHARS), nullable=False),  # who created the plan
@@ -30,10 +33,10 @@ plans = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False),
     Column("version", Integer, nullable=False),  # 1 on creation, +1 on every save: the stale-save check
     Column("deleted_at", DateTime(timezone=True), nullable=True),  # soft delete: set, and undo clears it
-    # One live plan per name; deleted plans keep theirs without blocking it.
+    # One live plan per folded name; deleted plans keep theirs without blocking it.
     Index(
-        "uq_plans_live_name",
-        "name",
+        "uq_plans_live_name_key",
+        "name_key",
         unique=True,
         sqlite_where=text("deleted_at IS NULL"),
         postgresql_where=text("deleted_at IS NULL"),

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from planner.errors import PlannerError
 from planner.model.labels import check_label
+from planner.model.vision_shape import VisionEncoder
 
 MlpKind = Literal["gelu", "swiglu"]  # 2-matrix (up, down) or 3-matrix gated (gate, up, down)
 NormKind = Literal["layernorm", "rmsnorm"]
@@ -55,6 +56,8 @@ class ModelShape(BaseModel):
     qk_nope_head_dim: int = Field(0, ge=0, le=100_000, description="MLA query/key width without rotary part")
     qk_rope_head_dim: int = Field(0, ge=0, le=100_000, description="MLA rotary query/key width")
     v_head_dim: int = Field(0, ge=0, le=100_000, description="MLA value head width")
+    # A vision-language model: its vision encoder and projector beside this language model (planner.model.vision).
+    vision: VisionEncoder | None = Field(None, description="vision encoder; empty for a text-only model")
 
     @field_validator("name", "family", mode="before")
     @classmethod

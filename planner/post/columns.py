@@ -133,7 +133,7 @@ def post_training_columns(
         prompt_tokens=float(prompt),
         completion_tokens=completion,
         n_samples_per_prompt=samples,
-        n_rollout_prompts=math.nan if s.rollout_prompts is None else float(s.rollout_prompts),
+        n_rollout_prompts=rollout_prompts(s),
         n_generation_gpus=float(s.generation_gpus if online else 0),
         generation_tp=float(s.generation_tp),
         generation_memory_frac=engine_memory_frac(
@@ -143,6 +143,15 @@ def post_training_columns(
         generation_bandwidth_frac=s.generation_bandwidth_frac,
         layer_launch_s=pt.EAGER_DECODE_S_PER_LAYER if s.generation_engine == "eager" else 0.0,
     )
+
+
+def rollout_prompts(s: Scenario) -> float:
+    """Prompts per rollout step: the one given, else the trainers' default batch (`DEFAULT_ROLLOUT_PROMPTS`), no
+    more than the prompts there are. NaN (one optimizer step's sequences) is left to callers that build the
+    column themselves."""
+    if s.rollout_prompts is not None:
+        return float(s.rollout_prompts)
+    return float(min(pt.DEFAULT_ROLLOUT_PROMPTS, max(1, math.ceil(s.examples))))
 
 
 def _reward_name(s: Scenario) -> str:

@@ -87,6 +87,8 @@ class MemoryInputs:
     )
     # 1: torch.optim's foreach step (one temporary the size of the updated parameters; `state_factors`)
     optimizer_foreach: FloatOrArray = 0.0
+    # 1: Hugging Face transformers / PEFT eager code keeps more for backward (planner.formulas.memory.eager)
+    hf_eager_code: FloatOrArray = 0.0
     # expert parallelism (issue 14 item 1): routed experts' weights and adapters, spread over ep GPUs
     n_expert_params: FloatOrArray = 0.0
     n_expert_adapter_params: FloatOrArray = 0.0

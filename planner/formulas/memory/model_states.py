@@ -109,7 +109,11 @@ def stage_parameters(p: MemoryInputs, layer: dict, has_embedding, has_head) -> d
     largest_edge = np.maximum(embedding, head)
     layers = p.n_layers / p.pp
     unit_weights, unit_trainable = layer["weight_bytes"], layer["trainable"]
+    # optimizer-in-backward steps a layer's parameters as their gradients arrive, the routed experts this rank
+    # holds included, whether or not ZeRO-3 has anything to gather for them
+    layer_grad_trainable = unit_trainable
     if has_experts(p):
+        layer_grad_trainable = unit_trainable + layer["expert_trainable"] / expert_split(p)
         # gathered like the dense part (`state_factors`' `gathers`): while the expert group has other shards
         # to fetch, or when the parameters live on the host and every layer's experts come in over PCIe
         fetched = (expert_shard_degree(p) > 1) | (np.asarray(p.offload_params) > 0)
@@ -123,6 +127,7 @@ def stage_parameters(p: MemoryInputs, layer: dict, has_embedding, has_head) -> d
         "expert_weight_bytes": layers * layer["expert_weight_bytes"] if has_experts(p) else 0.0,
         "unit_weight_bytes": np.maximum(unit_weights, largest_edge * layer["edge_bytes_per_param"]),
         "unit_trainable": np.maximum(unit_trainable, select(layer["full"], largest_edge, 0.0)),
+        "layer_grad_trainable": np.maximum(layer_grad_trainable, select(layer["full"], largest_edge, 0.0)),
     }
 
 
@@ -226,6 +231,7 @@ def stage_model_states(p: MemoryInputs, has_embedding, has_head, layer=None, fac
     trainable, experts = params["trainable"], params["expert_trainable"]
     unit_grads = f["unit_grads"] * params["unit_trainable"]
     layers_gathered = GATHERED_UNITS * f["scale"] * params["unit_weight_bytes"] + unit_grads
+    in_backward_grads = f["unit_grads"] * params["layer_grad_trainable"]
     moe = has_experts(p)
     stage_weights = (
         params["weight_bytes"] + params["expert_weight_bytes"] / expert_split(p)
@@ -244,7 +250,7 @@ def stage_model_states(p: MemoryInputs, has_embedding, has_head, layer=None, fac
         weights = weights + f["expert_weights"] * params["expert_weight_bytes"]
     return {
         "weights": weights,
-        "grads": select(in_backward, unit_grads, both("grads")),
+        "grads": select(in_backward, in_backward_grads, both("grads")),
         "optimizer": both("optimizer"),
         "master": both("master"),
         "prefetch": select(f["gathers"], gathered, 0.0),

@@ -33,6 +33,7 @@ from planner.formulas.memory.activations import (
     select,
     stack_activation_bytes,
 )
+from planner.formulas.memory.eager import eager_layer_bytes
 from planner.formulas.memory.loading import loading_peak_bytes
 from planner.formulas.memory.memory_inputs import GIB, MemoryBreakdown, MemoryInputs
 from planner.formulas.memory.model_states import (
@@ -77,7 +78,7 @@ def layer_activations(p: MemoryInputs) -> dict[str, FloatOrArray]:
     )
     split = (p.tp, p.cp, p.sequence_parallel, p.flash_attention)
     code = np.asarray(p.recompute)
-    adapters = _adapter_bytes(p)
+    adapters = _adapter_bytes(p) + eager_layer_bytes(p)  # eager code's extras are kept like the adapters'
     working = layer_activation_bytes(p.seq_len, p.micro_batch, *shape, *split, Recompute.NONE, p.dropout)
     working = working + adapters
     stored = select(

@@ -1,0 +1,71 @@
+"""What Hugging Face transformers and PEFT eager code keeps for backward beyond the fused-kernel formulas.
+
+`planner.formulas.memory.activations` follows Korthikanti et al. with fused kernels (Megatron's fused norm and
+SiLU·mul, torch.compile in torchtitan and torchtune). The eager modelling code of Hugging Face transformers and
+the adapters of PEFT keep more. Measured by counting the distinct storages autograd saves
+(torch.autograd.graph.saved_tensors_hooks) in one forward of transformers 5.23.0 `LlamaForCausalLM` (sdpa
+attention) with and without PEFT 0.21.2 LoRA, bf16, torch 2.13.0 on CPU (scripts/eager_saved_bytes.py prints
+the counts); the code read is transformers' models/llama/modeling_llama.py (commit 5dd4a635) and PEFT's
+tuners/lora/layer.py:
+- RMSNorm casts its input to fp32 (`hidden_states.to(torch.float32)`) and both the square and the scaling keep
+  that fp32 copy: 4 bytes per element where the formulas count the e-byte input, for each of a layer's two norms;
+  when the norm's weight trains (full fine-tuning) the product `weight * normed` also keeps the normalised e-byte
+  tensor. With a frozen base (LoRA, QLoRA) the frozen linear layers keep no input (they need none for a weight
+  gradient), which the formulas' QKV and MLP inputs count: at e = 2 the two cancel exactly (measured), so the
+  norm extra is 2·(4 − e)·h − 2·e·h with a frozen base and 2·(4 − e)·h + 2·e·h when training every weight.
+- The gated MLP runs act_fn(gate) * up unfused: SiLU keeps its input, the product keeps SiLU's output and up's
+  output, and the trainable down projection keeps the product: 4 F-wide tensors against the formulas' 3 (one
+  more F·e per token, full fine-tuning). With a frozen down projection the product is not kept: 3, as counted.
+- PEFT's LoRA layer casts each adapter's input to the adapter's dtype (`_cast_input_dtype`), and adapters are
+  fp32 by default (`autocast_adapter_dtype=True`), so every adapted matrix keeps its own copy of its input
+  (d_in elements per token; q, k and v each make one) and A's output: in fp32 when the model runs without
+  autocast (a pure 16-bit recipe), in the e-byte autocast dtype under mixed precision, where autocast casts the
+  fp32 copy back before A's matmul and the matmul keeps that cast (measured both ways). With adapter dropout the
+  dropped copy the formulas count at e bytes is that copy.
+The norm and MLP terms apply to models with gated MLPs (`n_mlp_matrices` 3: Llama, Mistral, Qwen, Gemma and T5
+v1.1 families), which all use an RMS norm that upcasts; GeLU models (GPT-2, BLOOM, OPT) use LayerNorm, which
+keeps its e-byte input, and an ungated MLP, as the formulas count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from planner.formulas.memory.activations import FloatOrArray, select
+from planner.formulas.memory.memory_inputs import MemoryInputs
+from planner.formulas.memory.recipes import Method
+
+FP32_BYTES = 4.0
+NORMS_PER_LAYER = 2.0  # before attention and before the MLP
+
+
+def eager_layer_bytes(p: MemoryInputs) -> FloatOrArray:
+    """Bytes one layer keeps for one micro-batch beyond `layer_activation_bytes` + `lora_adapter_bytes` when
+    the model runs as Hugging Face eager code (`hf_eager_code`); 0 otherwise (module docstring)."""
+    eager = np.asarray(p.hf_eager_code) > 0
+    if np.ndim(eager) == 0 and not eager:  # the usual case: skip the per-row work
+        return 0.0
+    tokens = p.seq_len * p.micro_batch / p.cp
+    e, h = p.activation_bytes, p.hidden
+    full = np.asarray(p.method) == Method.FULL
+    gated = np.asarray(p.n_mlp_matrices) >= 3
+    norm_weight = select(full, 1.0, -1.0) * NORMS_PER_LAYER * e * h
+    norms = (NORMS_PER_LAYER * (FP32_BYTES - e) * h + norm_weight) / select(p.sequence_parallel, p.tp, 1.0)
+    silu_output = select(full, e * p.ffn_hidden / p.tp, 0.0)
+    base = select(gated, norms + silu_output, 0.0)
+    return select(eager, tokens * (base + select(full, 0.0, _peft_bytes_per_token(p))), 0.0)
+
+
+def _peft_bytes_per_token(p: MemoryInputs) -> FloatOrArray:
+    """PEFT's fp32 input copy and fp32 A output of every adapted matrix of a layer, beyond what
+    `lora_adapter_bytes` counts (its e-byte A outputs and, with dropout, e-byte dropped copies)."""
+    e = p.activation_bytes
+    copy = select(
+        np.asarray(p.master_bytes) > 0, e, FP32_BYTES
+    )  # autocast (mixed precision) or fp32 adapters
+    column_inputs = (3.0 + p.lora_all_linear * (p.n_mlp_matrices - 1.0)) * p.hidden
+    column_inputs = column_inputs / select(p.sequence_parallel, p.tp, 1.0)
+    row_inputs = (p.n_heads * p.head_dim + p.lora_all_linear * p.ffn_hidden) / p.tp
+    n_matrices = 4.0 + p.lora_all_linear * p.n_mlp_matrices
+    copies = (column_inputs + row_inputs) * (copy - p.lora_dropout * e)
+    return copies + n_matrices * p.lora_rank * (copy - e)

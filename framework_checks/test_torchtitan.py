@@ -1,7 +1,6 @@
-"""torchtitan loads every torchtitan export with its own code: 0.3.0's ConfigManager parses the argument file
-(config function + tyro overrides); the 0.2.2 TOML form is read as the TOML 0.2.2's job config takes and its
-section and field names are checked against 0.3.0's config dataclasses where both have them (0.2.2 itself does
-not install beside torchtune's pins)."""
+"""torchtitan 0.3.0 loads every `torchtitan` export with its own ConfigManager (config function + tyro overrides,
+then its config checks). The `torchtitan-0.2` TOML form is not loaded here: torchtitan 0.2.2 is not installed beside
+0.3.0 in this environment, so that file is covered only by the planner's own tests (tests/test_export.py)."""
 
 from __future__ import annotations
 

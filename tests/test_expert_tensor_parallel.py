@@ -210,14 +210,17 @@ def test_recommend_keeps_a_given_etp():
 
 
 def test_exports_write_the_expert_tensor_degree():
-    s = _mixtral(etp=1)
+    # Megatron refuses MoE + tensor parallelism without sequence parallelism, so the plans switch it on
+    s = _mixtral(etp=1, sequence_parallel=True)
     assert "--expert-tensor-parallel-size 1" in export_plan(s, CATS, "megatron").text
-    assert (
-        "--expert-tensor-parallel-size" not in export_plan(_mixtral(), CATS, "megatron").text
-    )  # default: tp
-    assert "expert_tensor_parallel_degree = 1" in export_plan(s, CATS, "torchtitan").text
-    # torchtitan's own default is 1, not tp: the plan's tp-wide experts are written out
-    assert "expert_tensor_parallel_degree = 4" in export_plan(_mixtral(), CATS, "torchtitan").text
+    default = export_plan(_mixtral(sequence_parallel=True), CATS, "megatron").text
+    assert "--expert-tensor-parallel-size" not in default  # default: tp
+    # torchtitan ships no Mixtral (it refuses it); its Qwen3 MoE stands in. Its own default is 1, not tp: the
+    # plan's tp-wide experts are written out
+    qwen = {"model": "Qwen3 30B A3B"}
+    assert "expert_tensor_parallel_degree = 1" in export_plan(s.updated(**qwen), CATS, "torchtitan-0.2").text
+    titan = export_plan(_mixtral().updated(**qwen), CATS, "torchtitan-0.2").text
+    assert "expert_tensor_parallel_degree = 4" in titan
 
 
 def test_case_notes_state_the_expert_tensor_degree():

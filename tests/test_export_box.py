@@ -35,13 +35,22 @@ def test_every_target_has_a_tab_a_preview_and_a_download(app):
     _opened(app)
     assert [t.label for t in app.tabs][: len(EXPORT_TARGETS)] == [
         "DeepSpeed v0.19.8",
-        "accelerate v1.14.0",
+        "accelerate v1.15.0",
         "torchtune v0.6.1",
+        "torchtitan v0.3.0",
         "torchtitan v0.2.2",
         "Megatron-LM core_v0.16.1",
+        "TRL v1.16.0",
     ]
     labels = [b.label for b in app.get("download_button")]
-    for name in ("ds_config.json", "accelerate_config.yaml", "torchtune_recipe.yaml", "torchtitan.toml"):
+    names = (
+        "ds_config.json",
+        "accelerate_config.yaml",
+        "torchtune_recipe.yaml",
+        "torchtitan_args.txt",
+        "torchtitan.toml",
+    )
+    for name in names:
         assert f"Download {name}" in labels
 
 
@@ -52,7 +61,7 @@ def test_the_files_carry_the_current_plan(app):
     deepspeed = json.loads(files["deepspeed"])
     # Global batch = micro-batch 2 × accumulation 4 × data-parallel 16 / (tp 2 × pp 2) = 4 → 32 sequences.
     assert deepspeed["train_batch_size"] == 32 and deepspeed["zero_optimization"]["stage"] == 1
-    titan = tomllib.loads(files["torchtitan"])
+    titan = tomllib.loads(files["torchtitan-0.2"])
     assert (
         titan["parallelism"]["tensor_parallel_degree"] == 2 and titan["training"]["global_batch_size"] == 32
     )

@@ -267,7 +267,7 @@ def test_cli_refuses_a_bad_group_size_with_the_flag_named() -> None:
 def test_an_exported_post_training_plan_says_what_its_file_leaves_out() -> None:
     from planner.export.exporters import export_plan
 
-    sft, dpo = (export_plan(plan(**changes), CATS, "torchtune") for changes in ({}, {"method": "dpo"}))
+    sft, dpo = (export_plan(plan(**changes), CATS, "deepspeed") for changes in ({}, {"method": "dpo"}))
     assert not any("objective" in line for line in sft.not_expressed)
     assert any(line.startswith("the dpo objective") for line in dpo.not_expressed)
 

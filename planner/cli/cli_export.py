@@ -1,4 +1,4 @@
-"""`python -m planner export --to TARGET`: the plan as DeepSpeed, accelerate, torchtune, torchtitan or Megatron-LM
+"""`python -m planner export --to TARGET`: the plan as DeepSpeed, accelerate, torchtune, torchtitan, Megatron-LM or TRL
 configuration.
 
 The configuration goes to stdout (or `--output FILE`) and stays parseable; what the target cannot express goes
@@ -30,7 +30,7 @@ AddFlags = Callable[[argparse.ArgumentParser], None]
 def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlags) -> None:
     parser = commands.add_parser(
         "export",
-        help="the plan as a runnable DeepSpeed, accelerate, torchtune, torchtitan or Megatron-LM configuration",
+        help="the plan as a DeepSpeed, accelerate, torchtune, torchtitan, Megatron-LM or TRL configuration",
         description="Write the scenario as another framework's configuration. Targets: "
         + "; ".join(f"{name} ({TARGET_VERSIONS[name]})" for name in EXPORT_TARGETS)
         + ". What the target cannot express is printed to stderr as note: lines.",

@@ -12,10 +12,12 @@ from planner.model.labels import single_line
 # The release each exporter writes for; `make test-exports` loads every file with that release (framework_checks/).
 TARGET_VERSIONS: dict[str, str] = {
     "deepspeed": "DeepSpeed v0.19.8",
-    "accelerate": "accelerate v1.14.0",
+    "accelerate": "accelerate v1.15.0",
     "torchtune": "torchtune v0.6.1",
-    "torchtitan": "torchtitan v0.2.2",
+    "torchtitan": "torchtitan v0.3.0",
+    "torchtitan-0.2": "torchtitan v0.2.2",
     "megatron": "Megatron-LM core_v0.16.1",
+    "trl": "TRL v1.16.0",
 }
 
 
@@ -82,9 +84,22 @@ def plan_summary(s: Scenario) -> str:
     )
 
 
+# How to install the release a file is written for (the versions make test-exports loads it with).
+INSTALL: dict[str, str] = {
+    "accelerate": "pip install accelerate==1.15.0",
+    "torchtune": "pip install torchtune==0.6.1 torchao==0.13.0 (bitsandbytes for 8-bit optimizers)",
+    "torchtitan-0.2": "pip install torchtitan==0.2.2, then torchrun ... -m torchtitan.train --job.config_file FILE",
+    "trl": "pip install trl==1.16.0 peft (bitsandbytes for QLoRA and 8-bit optimizers)",
+}
+
+
 def header(s: Scenario, target: str) -> list[str]:
     """The comment lines heading formats that allow them (YAML, TOML); planner.export.serialize writes them."""
-    return [f"Written by Training Run Planner for {TARGET_VERSIONS[target]}.", f"Plan: {plan_summary(s)}."]
+    return [
+        f"Written by Training Run Planner for {TARGET_VERSIONS[target]}.",
+        f"Install: {INSTALL[target]}.",
+        f"Plan: {plan_summary(s)}.",
+    ]
 
 
 @dataclass

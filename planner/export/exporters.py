@@ -6,13 +6,29 @@ from dataclasses import replace
 
 from planner.catalogue.catalog import Catalogs
 from planner.errors import PlannerError
-from planner.export import to_accelerate, to_deepspeed, to_megatron, to_torchtitan, to_torchtune
+from planner.export import (
+    to_accelerate,
+    to_deepspeed,
+    to_megatron,
+    to_torchtitan,
+    to_torchtitan_args,
+    to_torchtune,
+    to_trl,
+)
 from planner.export.export_types import TARGET_VERSIONS, Export
 from planner.inputs.scenario import Scenario
 from planner.resolve import with_sequence_length
 
 # The order the CLI's help and the app list them in.
-EXPORT_TARGETS: tuple[str, ...] = ("deepspeed", "accelerate", "torchtune", "torchtitan", "megatron")
+EXPORT_TARGETS: tuple[str, ...] = (
+    "deepspeed",
+    "accelerate",
+    "torchtune",
+    "torchtitan",
+    "torchtitan-0.2",
+    "megatron",
+    "trl",
+)
 
 
 def export_plan(scenario: Scenario, cats: Catalogs, target: str) -> Export:
@@ -31,7 +47,11 @@ def export_plan(scenario: Scenario, cats: Catalogs, target: str) -> Export:
     elif name == "torchtune":
         written = to_torchtune.export(scenario)
     elif name == "torchtitan":
+        written = to_torchtitan_args.export(scenario)
+    elif name == "torchtitan-0.2":
         written = to_torchtitan.export(scenario)
+    elif name == "trl":
+        return to_trl.export(scenario)  # a post-training framework: its file carries the objective itself
     else:
         raise PlannerError("target", "unknown export target", value=target, allowed=", ".join(EXPORT_TARGETS))
     return _with_objective_note(written, scenario)
@@ -39,8 +59,8 @@ def export_plan(scenario: Scenario, cats: Catalogs, target: str) -> Export:
 
 def _with_objective_note(written: Export, scenario: Scenario) -> Export:
     """These targets configure supervised training; a post-training plan says what the file leaves out."""
-    if scenario.post_training == "sft":
-        return written
+    if scenario.post_training == "sft" or (scenario.post_training == "dpo" and written.target == "torchtune"):
+        return written  # torchtune's DPO recipe and loss are in its file
     missing = (
         f"the {scenario.post_training} objective: this file sets up the policy's training layout only; the "
         "reference, reward and value models, preference pairs and the rollout engine are configured in the "
@@ -50,5 +70,5 @@ def _with_objective_note(written: Export, scenario: Scenario) -> Export:
 
 
 def target_version(target: str) -> str:
-    """The release a target's file is written for, e.g. "DeepSpeed v0.16.4"."""
+    """The release a target's file is written for, e.g. "DeepSpeed v0.19.8"."""
     return TARGET_VERSIONS[target]

@@ -1,4 +1,4 @@
-"""The plan as a Hugging Face accelerate config YAML (accelerate v1.14.0, `accelerate config`'s keys).
+"""The plan as a Hugging Face accelerate config YAML (accelerate v1.15.0, `accelerate config`'s keys).
 
 FSDP2 (`fsdp_version: 2`) is written when FSDP can say the plan: ZeRO 2 or 3 map to resharding after forward
 or not, a hybrid or tensor/context-parallel layout to `parallelism_config`. ZeRO 1, or optimizer offload

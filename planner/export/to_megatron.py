@@ -254,6 +254,6 @@ def _not_in_megatron(s: Scenario, gaps: Gaps) -> None:
     if s.offload_params:
         gaps.drop("Parameter offload: Megatron-LM's arguments offload only the optimizer.")
     if s.offload_activations:
-        gaps.drop("Activation offload: not among Megatron-LM core_v0.15.3's arguments.")
+        gaps.drop("Activation offload: not among Megatron-LM core_v0.16.1's arguments.")
     if s.optimizer_in_backward:
         gaps.drop("Optimizer step in backward: Megatron-LM has no such option.")

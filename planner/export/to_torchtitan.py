@@ -1,4 +1,9 @@
-"""The plan as a torchtitan job config TOML (torchtitan v0.2.2, torchtitan/config/job_config.py).
+"""The plan as a torchtitan job config TOML (torchtitan v0.2.2, torchtitan/config/job_config.py): target
+`torchtitan-0.2`. torchtitan 0.3 reads no TOML (a Python config registry plus command-line overrides); its
+form is `to_torchtitan_args` (target `torchtitan`), built from the same sections here.
+
+A model torchtitan does not ship is refused: without model.name and flavor torchtitan would train its debug
+model.
 
 torchtitan is a pre-training framework on FSDP2: data parallelism is a shard degree and a replicate degree
 (HSDP when both exceed 1), and gradient accumulation follows from global / (local batch × dp).
@@ -8,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner.errors import PlannerError
 from planner.export.export_models import TORCHTITAN_MODELS, preset_of
 from planner.export.export_types import (
     Export,
@@ -20,7 +26,7 @@ from planner.export.export_types import (
 from planner.export.serialize import toml_text
 from planner.inputs.scenario import Scenario
 
-TARGET = "torchtitan"
+TARGET = "torchtitan-0.2"
 FILE_NAME = "torchtitan.toml"
 AC_MODES = {"none": "none", "full": "full", "selective_op": "selective"}
 
@@ -45,16 +51,26 @@ def export(s: Scenario) -> Export:
     return gaps.export(TARGET, toml_text(config, header(s, TARGET)), FILE_NAME, config)
 
 
+def sections(s: Scenario, gaps: Gaps) -> dict[str, dict[str, Any]]:
+    """The training, parallelism and recompute sections both torchtitan forms share."""
+    return {
+        "training": _training(s, gaps),
+        "parallelism": _parallelism(s, gaps),
+        "activation_checkpoint": _recompute(s, gaps),
+    }
+
+
 def _model(s: Scenario, gaps: Gaps) -> dict[str, Any]:
     preset = preset_of(s.model, s.model_shape is not None)
     if preset in TORCHTITAN_MODELS:
         name, flavor = TORCHTITAN_MODELS[preset]
         return {"name": name, "flavor": flavor}
-    gaps.drop(
-        f"Model {preset or 'custom shape'}: torchtitan v0.2.2 ships no flavor of it; set model.name and "
-        "model.flavor to a model you registered."
+    raise PlannerError(
+        "model",
+        "torchtitan v0.2.2 ships no flavor of this model (it would train its debug model instead)",
+        value=preset or "custom shape",
+        allowed=", ".join(TORCHTITAN_MODELS),
     )
-    return {}
 
 
 def _optimizer(s: Scenario, gaps: Gaps) -> dict[str, Any]:

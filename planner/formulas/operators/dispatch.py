@@ -27,4 +27,9 @@ KERNELS_PER_LAYER_BACKWARD = 66.0
 
 def pass_time_s(gpu_s: Number, n_kernels: Number, host_s_per_kernel: Number) -> Number:
     """A pass's seconds: the GPU's work or the host's launches, whichever is longer."""
-    return as_number(np.maximum(gpu_s, n_kernels * host_s_per_kernel))
+    return host_or_gpu_s(gpu_s, n_kernels * host_s_per_kernel)
+
+
+def host_or_gpu_s(gpu_s: Number, host_s: Number) -> Number:
+    """A pass's seconds from the host's dispatch seconds (kernels × cost, or `eager`'s operation count)."""
+    return as_number(np.maximum(gpu_s, host_s))

@@ -176,9 +176,12 @@ class Scenario(BaseModel):
         False, description="torch.optim's foreach step: one parameter-sized temporary during the update"
     )
     # Off by default: torchtitan, torchtune with compile and Megatron fuse the norms and the gated activation; on
-    # for Hugging Face transformers / PEFT eager code (what it keeps more: planner/formulas/memory/eager.py).
+    # for Hugging Face transformers / PEFT eager code (what it keeps more: planner/formulas/memory/eager.py; how much
+    # longer its step takes: planner/formulas/operators/eager.py).
     hf_eager_code: bool = Field(
-        False, description="Hugging Face transformers/PEFT eager code: fp32 norm and adapter-input copies"
+        False,
+        description="training code is Hugging Face Trainer/PEFT (eager), not a fused framework (torchtitan, "
+        "Megatron, compiled torchtune): per-operation dispatch, unfused fp32 norms and loss, adapter-input copies",
     )
     # --- clocks and power caps (issue 14 item 3; planner/formulas/energy/power_cap.py): 10 W-100 kW is a sanity bound
     # (the GPU catalogue's tdp_w ceiling); the range against the GPU's TDP needs the catalogue: planner.resolve.

@@ -101,6 +101,16 @@ def adapted_matrices(c: Any) -> Any:
     return 4.0 + c.layout.lora_all_linear * c.model.n_mlp_matrices
 
 
+def rmsnorm_bytes(n_elements: Any, e: Any) -> Any:
+    """Bytes the eager RMSNorm's kernels read and write over `n_elements` e-byte elements (24 + 4e each)."""
+    return n_elements * (RMSNORM_FP32_BYTES + RMSNORM_E_BYTES * e)
+
+
+def rmsnorm_s(n_elements: Any, e: Any, bw: Any) -> Any:
+    """Seconds of the eager RMSNorm over `n_elements`, at its measured share of the achievable bandwidth `bw`."""
+    return rmsnorm_bytes(n_elements, e) / (bw * RMSNORM_BANDWIDTH_FRAC)
+
+
 def extra_memory_s(c: Any, tokens: Any) -> tuple[Any, Any]:
     """(forward, backward) seconds per micro-batch the unfused norms, rotary, activation and loss take beyond
     what `memory_bound` counts for fused kernels, on one GPU."""
@@ -110,14 +120,8 @@ def extra_memory_s(c: Any, tokens: Any) -> tuple[Any, Any]:
     layers = m.n_layers / lay.pp
     hidden = m.hidden_size * np.where(lay.sequence_parallel, 1.0 / lay.tp, 1.0)
     # two norms per layer: the eager chain against the fused kernel's read + write (memory_bound's 4h of 10h)
-    norm_s = (
-        2.0
-        * hidden
-        * tokens
-        * layers
-        * ((RMSNORM_FP32_BYTES + RMSNORM_E_BYTES * e) / RMSNORM_BANDWIDTH_FRAC - 2.0 * e)
-        / bw
-    )
+    norm_elements = 2.0 * hidden * tokens * layers
+    norm_s = rmsnorm_s(norm_elements, e, bw) - norm_elements * 2.0 * e / bw
     rotary = (ROTARY_ELEMENTS - 2.0) * (m.n_heads + 2.0 * m.n_kv_heads) * m.head_dim / lay.tp
     gated = np.where(m.n_mlp_matrices >= 3, GATED_ACTIVATION_ELEMENTS - 3.0, 0.0) * m.ffn_hidden_size / lay.tp
     other_s = (rotary + gated) * tokens * layers * e / bw

@@ -175,13 +175,10 @@ class Scenario(BaseModel):
     optimizer_foreach: bool = Field(
         False, description="torch.optim's foreach step: one parameter-sized temporary during the update"
     )
-    # Off by default: torchtitan, torchtune with compile and Megatron fuse the norms and the gated activation; on
-    # for Hugging Face transformers / PEFT eager code (what it keeps more: planner/formulas/memory/eager.py; how much
-    # longer its step takes: planner/formulas/operators/eager.py).
+    # Off by default: torchtitan, torchtune with compile and Megatron fuse norms and the gated activation; on for
+    # HF transformers/PEFT eager code (memory: formulas/memory/eager.py; time: formulas/operators/eager.py).
     hf_eager_code: bool = Field(
-        False,
-        description="training code is Hugging Face Trainer/PEFT (eager), not a fused framework (torchtitan, "
-        "Megatron, compiled torchtune): per-operation dispatch, unfused fp32 norms and loss, adapter-input copies",
+        False, description="Hugging Face Trainer/PEFT eager code, not fused (torchtitan, Megatron)"
     )
     # --- clocks and power caps (issue 14 item 3; planner/formulas/energy/power_cap.py): 10 W-100 kW is a sanity bound
     # (the GPU catalogue's tdp_w ceiling); the range against the GPU's TDP needs the catalogue: planner.resolve.

@@ -115,7 +115,7 @@ def test_eager_code_is_never_faster_than_fused_kernels_for_the_same_plan(
 
 def test_the_lent_h200_eager_runs_are_scored_within_bounds():
     # 49 runs of transformers' LlamaForCausalLM (bench/gpu_runs.py), predicted black-box from the shipped
-    # catalogues. Measured with the eager mode: median |error| 13.8 %, p90 25.2 % (without it: 42.9 % and 216 %,
+    # catalogues. Measured with the eager mode: median |error| 13.2 %, p90 25.2 % (without it: 42.9 % and 216 %,
     # every run predicted too fast).
     from planner.cases.validate import default_case_file, load_case_file, validate_cases
 

@@ -37,7 +37,9 @@ from planner.formulas.step.adapter_time import ADAPTER_BACKWARD_TOUCHES, ADAPTER
 HOST_S_PER_OP = 20.8e-6
 OPS_PER_LAYER_FORWARD = 53.0
 OPS_PER_LAYER_BACKWARD = 221.5 - 53.0
-OPS_OUTSIDE_LAYERS = 105.0  # per micro-batch, counted with the backward (where the loss's and head's sit)
+# per micro-batch, counted with the backward (the loss's and head's); the AdamW step's ~20 foreach calls among
+# them run once per step, so with accumulation this overcounts by at most 20 × 20.8 µs per extra micro-batch
+OPS_OUTSIDE_LAYERS = 105.0
 LORA_OPS_PER_MATRIX_FORWARD = 6.0
 LORA_OPS_PER_MATRIX_BACKWARD = 22.4 - 6.0
 
@@ -62,9 +64,10 @@ LOSS_BANDWIDTH_FRAC = 304.0 * 14.0 / 2.0 / 4214.0
 # 3,105 fused (h200.csv adamw_step, 1 B parameters), over 4,214 for a copy: 0.288 of the achievable bandwidth.
 FOREACH_BANDWIDTH_FRAC = 1214.0 / 4214.0
 # Unfused element-wise work beside the norms, elements read + written per token (each op reads its inputs and
-# writes its output): rotary per query/key element q·cos, rotate_half's neg and cat, ·sin, the sum: 2 + 2 + 2 + 3
-# + 3 = 12 against the fused kernel's 2; the gated activation act(gate) then × up: 2 + 3 = 5 per F against 3.
-ROTARY_ELEMENTS = 12.0
+# writes its output): rotary per query/key element (modeling_llama.py apply_rotary_pos_emb) q·cos 2, rotate_half's
+# neg of one half 1 and cat 2 (its slices are views), ·sin 2, the sum 3: 10 against the fused kernel's 2; the gated
+# activation (LlamaMLP) act(gate) 2 then × up 3: 5 per F against 3.
+ROTARY_ELEMENTS = 10.0
 GATED_ACTIVATION_ELEMENTS = 5.0
 # PEFT's LoRA layer (tuners/lora/layer.py `Linear.forward`, fp32 adapters under bf16 autocast), bytes per
 # element of an adapted matrix's input (d_in) and output (d_out) per token. Forward: the input cast to fp32

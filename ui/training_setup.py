@@ -20,6 +20,7 @@ from ui.post_training_inputs import (
 )
 from ui.safe_text import plain
 from ui.state import bound, scenario
+from ui.training_code import render_training_code
 
 METHOD_LABELS = {"full": "Full fine-tune", "lora": "LoRA", "qlora": "QLoRA (4-bit base)"}
 RECOMPUTE_LABELS = {
@@ -160,6 +161,7 @@ def _method_inputs() -> None:
         "precision",
         options=["bf16_mixed", "fp16_mixed", "bf16_pure", "fp8_mixed", "fp32"],
     )
+    render_training_code()
     number_entry(
         "Bytes per parameter (override)",
         "bytes_per_param",

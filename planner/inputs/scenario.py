@@ -175,9 +175,9 @@ class Scenario(BaseModel):
     optimizer_foreach: bool = Field(
         False, description="torch.optim's foreach step: one parameter-sized temporary during the update"
     )
-    # Off: fused kernels (torchtitan, compiled torchtune, Megatron); on for HF eager code (formulas/memory/eager.py)
+    # Off: fused kernels (torchtitan, compiled torchtune, Megatron); on for HF eager code: formulas/*/eager.py
     hf_eager_code: bool = Field(
-        False, description="Hugging Face transformers/PEFT eager code: fp32 norm and adapter-input copies"
+        False, description="Hugging Face Trainer/PEFT eager code, not fused (torchtitan, Megatron)"
     )
     # --- clocks and power caps (issue 14 item 3; planner/formulas/energy/power_cap.py): 10 W-100 kW is a sanity bound
     # (the GPU catalogue's tdp_w ceiling); the range against the GPU's TDP needs the catalogue: planner.resolve.

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from planner.formulas.memory.recipes import Method, Recompute
-from planner.formulas.operators import attention, dispatch, gemm, memory_bound
+from planner.formulas.operators import attention, dispatch, eager, gemm, memory_bound
 from planner.formulas.step.compute import Number, attention_fwd_flops_per_token
 
 
@@ -166,6 +166,10 @@ def _memory_bound_s(c: Any, tokens: Any) -> tuple[Any, Any, Any]:
     )
     fwd = memory_bound.memory_time_s(fwd_bytes, g.memory_gb_per_s, g.memory_frac)
     bwd = memory_bound.memory_time_s(bwd_bytes + loss_bytes, g.memory_gb_per_s, g.memory_frac)
+    on = eager.is_eager(c)
+    if on is not False:  # Hugging Face eager code: its unfused norms, rotary, activation and loss
+        extra_fwd, extra_bwd = eager.extra_memory_s(c, tokens)
+        fwd, bwd = fwd + np.where(on, extra_fwd, 0.0), bwd + np.where(on, extra_bwd, 0.0)
     return fwd, bwd, _optimizer_s(c)
 
 
@@ -182,7 +186,8 @@ def _optimizer_s(c: Any) -> Any:
     )
     # With the optimizer offloaded the offload model adds the CPU step; the GPU's pass is kept (it still
     # clips and casts the gradients it sends), so offloading never makes a step faster.
-    return memory_bound.memory_time_s(share * per_param, g.memory_gb_per_s, g.memory_frac)
+    rate_frac = g.memory_frac * eager.optimizer_rate_frac(c)  # torch's foreach step is slower than fused
+    return memory_bound.memory_time_s(share * per_param, g.memory_gb_per_s, rate_frac)
 
 
 def operator_step(c: Any, host_s_per_kernel: Any = dispatch.HOST_S_PER_KERNEL) -> OperatorStep:
@@ -197,10 +202,13 @@ def operator_step(c: Any, host_s_per_kernel: Any = dispatch.HOST_S_PER_KERNEL) -
     recompute_kernels = np.where(lay.recompute == Recompute.FULL, dispatch.KERNELS_PER_LAYER_FORWARD, 0.0)
     gpu_fwd = gemm_fwd + attn_fwd + mem_fwd
     gpu_bwd = gemm_bwd + gemm_rc + attn_bwd + mem_bwd
-    fwd = dispatch.pass_time_s(gpu_fwd, layers * dispatch.KERNELS_PER_LAYER_FORWARD, host_s_per_kernel)
-    bwd = dispatch.pass_time_s(
-        gpu_bwd, layers * (dispatch.KERNELS_PER_LAYER_BACKWARD + recompute_kernels), host_s_per_kernel
-    )
+    fwd_host = layers * dispatch.KERNELS_PER_LAYER_FORWARD * host_s_per_kernel
+    bwd_host = layers * (dispatch.KERNELS_PER_LAYER_BACKWARD + recompute_kernels) * host_s_per_kernel
+    on = eager.is_eager(c)
+    if on is not False:  # Hugging Face eager code dispatches its aten operations one by one
+        eager_fwd, eager_bwd = eager.host_s(c, layers)
+        fwd_host, bwd_host = np.where(on, eager_fwd, fwd_host), np.where(on, eager_bwd, bwd_host)
+    fwd, bwd = dispatch.host_or_gpu_s(gpu_fwd, fwd_host), dispatch.host_or_gpu_s(gpu_bwd, bwd_host)
     n = lay.n_micro_batches
     return OperatorStep(
         gemm_s=n * (gemm_fwd + gemm_bwd + gemm_rc),

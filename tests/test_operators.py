@@ -130,11 +130,12 @@ def test_the_step_adds_its_parts():
 
 
 def test_a_small_model_at_a_small_micro_batch_is_launch_bound():
-    # Qwen2.5 0.5B, 512 tokens: 24 layers × (77 + 153) host ops × 9 µs = 49.7 ms of launches per micro-batch.
+    # Qwen2.5 0.5B, 512 tokens, fused kernels: 24 layers × (33 + 66) kernels × 9 µs = 21.4 ms of launches per
+    # micro-batch (its Hugging Face eager code dispatches more: tests/test_eager_step.py).
     # Its GPU work is shorter: hidden 896 leaves thin GEMMs (QKV: 512 × 1,152 is 4 × 5 = 20 tiles on 132 SMs,
     # 512 · 1,152 / (132 · 128 · 256) = 14 % of the slots busy), so both passes wait for the host.
     _, ops, _ = _step(model="Qwen2.5 0.5B", seq_len=512)
-    launches = 24 * (77 + 153) * 9e-6
+    launches = 24 * (33 + 66) * 9e-6
     assert gemm.quantisation_frac(512.0, 1152.0, 132.0) == pytest.approx(512 * 1152 / (132 * 128 * 256))
     gpu = ops.compute_s - ops.launch_s - ops.optimizer_s
     assert ops.compute_s - ops.optimizer_s == pytest.approx(launches, rel=1e-9)
@@ -217,7 +218,8 @@ def test_source_holdout_score_of_throughput_and_time_is_bounded():
     # (validate --refit source). Published rows, measured when the operator model landed: median 11.5 %, p90
     # 41.5 % over 86 throughput and time rows (the goal is 10 % / 30 %; before the operator model 12.3 % / 46.8 %).
     # The runs measured on the lent H200 (small Hugging Face models in eager mode, scored only) are predicted
-    # too fast, median 43 %: bounded apart so that a change for the worse on them shows too.
+    # too fast (median 43 %) before the eager mode counted their dispatch and unfused kernels, 13 % after:
+    # bounded apart so that a change for the worse on them shows too.
     from statistics import median, quantiles
 
     from planner.cases.case_scoring import OWN_MEASUREMENT_URL
@@ -234,7 +236,7 @@ def test_source_holdout_score_of_throughput_and_time_is_bounded():
     assert len(published) >= 80 and len(measured_here) >= 40
     assert median(published) <= 0.125
     assert quantiles(published, n=10)[-1] <= 0.45
-    assert median(measured_here) <= 0.5
+    assert median(measured_here) <= 0.2 and quantiles(measured_here, n=10)[-1] <= 0.4  # with the eager mode
 
 
 def test_a_table_measured_by_gpu_micro_sets_its_gpus_constants(tmp_path, monkeypatch):

@@ -11,7 +11,16 @@ RUN_STAMP := $(VENV)/.installed-run-$(SUM)
 TEST_STAMP := $(VENV)/.installed-test-$(SUM)
 PORT ?= 8501
 
-.PHONY: run test fuzz lint format bench clean
+# `make test-exports`: the frameworks' own code loads every export of a fixed set of plans (framework_checks/).
+# The frameworks live in their own environment, .venv-exports, pinned package by package in
+# framework_checks/requirements.txt and installed without dependency resolution; the planner writes the files
+# from .venv, the frameworks read them from .venv-exports, so neither environment constrains the other.
+EXPORTS_VENV := .venv-exports
+EXPORTS_REQS := framework_checks/requirements.txt
+EXPORTS_STAMP := $(EXPORTS_VENV)/.installed-$(shell cksum < $(EXPORTS_REQS) | cut -d' ' -f1)
+EXPORTS_DIR ?= build/exports
+
+.PHONY: run test test-exports fuzz lint format bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -35,6 +44,22 @@ test: $(TEST_STAMP)
 	$(BIN)/mypy planner
 	$(BIN)/python -m pytest
 
+$(EXPORTS_STAMP): $(EXPORTS_REQS)
+	rm -rf $(EXPORTS_VENV)
+	$(PYTHON) -m venv $(EXPORTS_VENV) || python3 -m venv $(EXPORTS_VENV)
+	$(EXPORTS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	# torch first: the CPU build on the machines' disk (a plain `torch` would download the CUDA one), and
+	# DeepSpeed's source build imports it.
+	$(EXPORTS_VENV)/bin/python -m pip install --quiet torch==2.13.0 setuptools wheel packaging ninja py-cpuinfo
+	$(EXPORTS_VENV)/bin/python -m pip install --quiet --no-deps --no-build-isolation -r $(EXPORTS_REQS)
+	touch $@
+
+test-exports: $(RUN_STAMP) $(EXPORTS_STAMP)
+	rm -rf $(EXPORTS_DIR)
+	$(BIN)/python -m framework_checks.plans $(EXPORTS_DIR)
+	DS_ACCELERATOR=cpu EXPORTS_DIR=$(EXPORTS_DIR) $(EXPORTS_VENV)/bin/python -m pytest framework_checks \
+		-p no:cacheprovider --tb=short -W ignore::DeprecationWarning -W ignore::FutureWarning
+
 # The hypothesis tests again, with random seeds and FUZZ_FACTOR (default 10) times the examples (tests/ci.py).
 fuzz: $(TEST_STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -m hypothesis tests
@@ -47,4 +72,4 @@ bench: $(RUN_STAMP)
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(EXPORTS_VENV) $(EXPORTS_DIR)

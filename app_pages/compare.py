@@ -14,6 +14,7 @@ from planner import (
     compare_gpus,
     filter_rows,
     pareto_frontier,
+    plural,
     safe_csv,
     sort_rows,
 )
@@ -41,7 +42,7 @@ except ValueError as err:
     st.error(f"Cannot compare GPUs for this scenario: {plain(err)}", icon=":material/error:")
     st.stop()
 st.caption(
-    f"{s.n_gpus:d} GPUs of each type, the same layout (TP {s.tp:d} · PP {s.pp:d} · CP {s.cp:d}) and global batch."
+    f"{plain(plural(s.n_gpus, 'GPU'))} of each type, the same layout (TP {s.tp:d} · PP {s.pp:d} · CP {s.cp:d}) and global batch."
 )
 methods_link("catalogues", label="Where the GPU figures and prices come from")
 overridden = [OVERRIDE_LABELS[name] for name in OVERRIDE_FIELDS if getattr(s, name) is not None]
@@ -89,7 +90,7 @@ st.download_button(
 )
 n_fit = int(shown["fits_vram"].fill_null(False).sum())
 st.caption(
-    f"{shown.height:d} of {everything.height:d} GPUs shown; the {n_fit:d} that fit at {s.n_gpus:d} GPUs come first, "
+    f"{shown.height:d} of {everything.height:d} GPUs shown; the {n_fit:d} that fit at {plain(plural(s.n_gpus, 'GPU'))} come first, "
     "the others are greyed with the number of GPUs they would need."
 )
 

@@ -15,6 +15,7 @@ from ui.goodput_inputs import goodput_rows, render_goodput_inputs
 from ui.methods_link import methods_link
 from ui.model_input import render_shape_editor
 from ui.number_entry import number_entry
+from ui.plan_banners import greyed, render_plan_warnings
 from ui.post_training_view import render_step_time
 from ui.presets import preset_picker
 from ui.state import bound
@@ -92,8 +93,9 @@ est, resolved = current_or_stop()
 context_caption(est, resolved.model_label, resolved.scenario.n_gpus)
 methods_link("flops")
 model_note(est, bool(resolved.shape and resolved.shape.is_moe))
+render_plan_warnings(resolved, est)  # communication-bound, few prompts a rollout, more GPUs slower
 first, second, third, fourth = st.columns(4)
-first.metric("Wall clock", fmt.hours(est.wall_clock_h))
+first.metric("Wall clock", greyed(fmt.hours(est.wall_clock_h), est))  # grey: a plan that does not fit
 # MFU and HFU side by side no longer fit a quarter of a laptop screen ("44.5% / 44.5%" was cut off): HFU below.
 second.metric("MFU", f"{est.mfu:.1%}", help="Model FLOPs per second ÷ peak (what published MFU figures use).")
 second.caption(f"HFU {est.hfu:.1%}: hardware FLOPs, the recomputed forward pass included, ÷ peak")

@@ -13,6 +13,7 @@ from ui.data import catalogs
 from ui.estimate_cache import current_or_stop
 from ui.methods_link import methods_link
 from ui.number_entry import number_entry
+from ui.plan_banners import greyed
 from ui.state import bound
 from ui.team_data import origin_note
 
@@ -53,7 +54,7 @@ methods_link("cost")
 first, second, third = st.columns(3)
 first.metric(
     "Cost",
-    fmt.usd(est.cost_usd),
+    greyed(fmt.usd(est.cost_usd), est),
     f"range {fmt.band(est.cost_usd_low, est.cost_usd_high)}",
     delta_color="off",
     delta_arrow="off",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from planner import Scenario
@@ -193,11 +195,31 @@ def catalogues() -> None:
     st.markdown("**Price snapshots** (dated; a snapshot is never edited, newer prices are a new file):")
     st.dataframe(snapshot_table(cats.prices).to_arrow(), hide_index=True, width="stretch")
     for name, file_name, frame in catalogue_frames(cats):
-        with st.expander(f"Sources of {plain(name)} ({plain(file_name)})"):
-            st.dataframe(sources_table(frame).to_arrow(), hide_index=True, width="stretch")
+        section = _lazy(f"Sources of {name} ({file_name})", f"methods.sources.{file_name}")
+        if section.open:
+            section.dataframe(sources_table(frame).to_arrow(), hide_index=True, width="stretch")
+
+
+def _lazy(label: str, key: str, opened: bool = False) -> Any:
+    """An expander whose content is drawn only while it is open: the page's big tables (every catalogue's
+    sources, every calibration case) and the accuracy scoring (the planner run over every case three times)
+    cost its first load seconds when drawn closed. `opened`: open it on arrival (a link to this section)."""
+    if opened and key not in st.session_state:
+        st.session_state[key] = True
+    return st.expander(plain(label), key=key, on_change="rerun")
 
 
 def accuracy() -> None:
+    section = _lazy(
+        "Scores against the published measurements", "methods.accuracy", requested_topic() == "accuracy"
+    )
+    if not section.open:
+        return
+    with section:
+        _accuracy_scores()
+
+
+def _accuracy_scores() -> None:
     report = accuracy_report()
     if isinstance(report, str):
         st.info(plain(report), icon=":material/info:")
@@ -213,7 +235,8 @@ def accuracy() -> None:
         "presets fitted to their own rows, so their three scores agree."
     )
     st.dataframe(accuracy_summary_table(report).to_arrow(), hide_index=True, width="stretch")
-    with st.expander("Every case"):
+    every = st.toggle("Every case", key="methods.every_case")
+    if every:
         st.dataframe(accuracy_rows_table(report).to_arrow(), hide_index=True, width="stretch")
 
 

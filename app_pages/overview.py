@@ -95,7 +95,7 @@ breakdown_table(
         ),
         (
             "Across the cluster",
-            f"per GPU × {resolved.scenario.n_gpus} GPUs",
+            f"per GPU × {plural(resolved.scenario.n_gpus, 'GPU')}",
             fmt.sci(est.cluster_flops_per_s, "FLOP/s"),
         ),
         (

@@ -16,6 +16,7 @@ from planner import (
     SHEET_INPUT_COLUMNS,
     evaluate_rows,
     pick_lists,
+    plural,
     read_saved_scenarios,
     result_cells,
     saved_scenarios_csv,
@@ -205,7 +206,7 @@ def files_section() -> None:
             st.error(plain(str(problem)))
         return
     st.button(
-        plain(f"Add the {len(parsed.scenarios)} rows of {uploaded.name}"),
+        plain(f"Add the {plural(len(parsed.scenarios), 'row')} of {uploaded.name}"),
         key="sheet.import",
         on_click=add_rows,
         args=(parsed.scenarios,),

@@ -87,7 +87,7 @@ _PUBLIC_MODULES = {
     "planner.decide.sweep_generation": ("searches_generation",),
     "planner.decide.sweep_space": ("ANY", "obeying_space"),
     "planner.decide.sweep_words": ("label",),
-    "planner.decide.plan_words": ("PlanWarning", "human_duration", "plan_warnings", "plural", "significant"),
+    "planner.decide.plan_words": ("checkpoint_words", "human_duration", "plan_warnings", "plural"),
     "planner.errors": ("PlannerError", "from_validation_error", "shortened"),
     "planner.estimate": ("estimate", "estimate_resolved"),
     "planner.export.export_types": ("Export",),
@@ -188,7 +188,7 @@ if TYPE_CHECKING:
         scaling_curve,
         suggest_fixes,
     )
-    from planner.decide.plan_words import PlanWarning, human_duration, plan_warnings, plural, significant
+    from planner.decide.plan_words import checkpoint_words, human_duration, plan_warnings, plural
     from planner.decide.scenario_results import headline_results, read_saved_scenarios, saved_scenarios_csv
     from planner.decide.sheet import (
         SHEET_INPUT_COLUMNS,

@@ -18,12 +18,12 @@ from planner.columns import Columns, memory_inputs
 from planner.failures import with_failures
 from planner.formulas.memory.loading import whole_model
 from planner.formulas.memory.model_states import stage_model_states
-from planner.formulas.memory.peak import MemoryBreakdown, MemoryInputs, max_micro_batch, memory_with_paging
+from planner.formulas.memory.peak import MemoryBreakdown, MemoryInputs, max_micro_batch
 from planner.formulas.memory.recipes import Method, Recompute
 from planner.formulas.memory.verdict import verdict_outputs
 from planner.formulas.step import collectives, comm, compute, timing
 from planner.formulas.step.offload import OffloadStep
-from planner.multimodal.step import side_flops_per_token, side_step_s, with_side_parts
+from planner.multimodal import step as mm  # vision-language and diffusion parts beside the main transformer
 from planner.post.step import is_sft, policy_view, post_training_outputs
 from planner.step_parts import (
     adapter_memory_time_s,
@@ -65,7 +65,7 @@ def flops_per_token(c: Columns, causal: int = 1) -> tuple[Any, Any]:
         lay.recompute == Recompute.FULL,
         np.isin(lay.recompute, (Recompute.SELECTIVE, Recompute.SELECTIVE_OP)),
     )
-    return model + (side := side_flops_per_token(c)), hardware + side  # encoders, VAE: planner.multimodal
+    return model + (side := mm.side_flops_per_token(c)), hardware + side  # encoders, VAE
 
 
 def _step_comm(c: Columns) -> comm.StepComm:
@@ -149,7 +149,7 @@ def policy_memory(c: Columns) -> Memory:
     for columns already in the policy's view (`policy_view`): the memory part of `evaluate`, which the plan
     search runs first to evaluate the rest only for the rows that fit (planner.decide.sweep)."""
     inputs = memory_inputs(c)
-    return inputs, memory_with_paging(inputs, c.recipe.paged_optimizer, c.gpu.vram_bytes)
+    return inputs, mm.paged_memory(c, inputs)
 
 
 def device_peak_bytes(c: Columns, breakdown: MemoryBreakdown) -> Any:
@@ -183,7 +183,7 @@ def _memory(c: Columns, memory: Memory, micro_batch_limit: bool) -> Outputs:
         "headroom_bytes": c.gpu.vram_bytes - peak,
         "host_offload_bytes": breakdown.host_offload_bytes,
         "max_micro_batch": (
-            np.where(shaped, max_micro_batch(inputs, c.gpu.vram_bytes), nan) if micro_batch_limit else nan
+            np.where(shaped, max_micro_batch(inputs, mm.room_bytes(c)), nan) if micro_batch_limit else nan
         ),
         "model_state_bytes_total": state_total,
         "model_state_bytes_per_device": state_total / c.layout.n_gpus,
@@ -242,7 +242,7 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     a2a_s, expert_at_peak_s = moe_critical_path_s(c)  # the experts' extra time scales with 1 / utilisation
 
     def serial_s(utilisation_frac: Any) -> Any:  # per-step work on the critical path beside the FLOPs
-        return adapter_s + a2a_s + side_step_s(c) + expert_at_peak_s / utilisation_frac
+        return adapter_s + a2a_s + mm.side_step_s(c) + expert_at_peak_s / utilisation_frac
 
     typical = _run(*common, g.utilisation_frac, host, serial_s(g.utilisation_frac))
     io_s = checkpoint_io_s(c)
@@ -280,7 +280,7 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     out["per_device_flops_per_s"] = typical.mfu * g.peak_flops_per_s
     out["cluster_flops_per_s"] = out["per_device_flops_per_s"] * lay.n_gpus
     out["tokens_per_s"] = w.training_tokens / out["wall_clock_s"]
-    out.update(with_side_parts(c, out | _memory(c, memory, everything)))  # + vision/text encoders, VAE
+    out.update(mm.with_side_parts(c, out | _memory(c, memory, everything)))
     out.update(post_training_outputs(c, out, breakdown, inputs))
     room = out.pop("generation_fits", 1.0)  # a colocated rollout engine with no room: does not fit
     out.update(verdict_outputs(out, c.recipe.method, c.layout.n_gpus, c.gpu.vram_bytes, memory_band(), room))

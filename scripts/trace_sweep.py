@@ -39,12 +39,13 @@ def _rows(path: Path | None) -> list[dict[str, Any]]:
 
 
 def _by_recipe(rows: list[dict[str, Any]]) -> list[str]:
-    groups: dict[tuple[str, str], list[float]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     for r in rows:
-        groups[(r["method"], r["recompute"])].append(r["rel_error"])
+        gpus = "1 GPU" if r["n_gpus"] == 1 else "FSDP2"
+        groups[(gpus, r["method"], r["recompute"])].append(r["rel_error"])
     lines = [
-        "| method | recompute | plans | within ±10 % | median error | worst |",
-        "|:--|:--|--:|--:|--:|--:|",
+        "| GPUs | method | recompute | plans | within ±10 % | median error | worst |",
+        "|:--|:--|:--|--:|--:|--:|--:|",
     ]
     for (gpus, method, recompute), errors in sorted(groups.items()):
         inside = sum(abs(e) <= TOLERANCE_FRAC for e in errors)

@@ -32,7 +32,7 @@ def test_summary_is_grouped_short_and_in_rounded_units():
     ]
     assert lines[0] == "Llama 3.1 8B on 8 GPUs (H100 SXM), full fine-tuning: 90.0 M training tokens"
     est = estimate_resolved(resolve(Scenario(model="Llama 3.1 8B", n_gpus=8, micro_batch=8), CATS))
-    assert f"  Wall clock  {human_duration(est.wall_clock_h)} (range " in text
+    assert f"  Wall clock   {human_duration(est.wall_clock_h)} (range " in text
     assert "_gib" not in text and "wall_clock_h" not in text  # no internal key names
     assert f"bound by {bound_by(est)}" in text
 
@@ -47,6 +47,7 @@ def test_one_gpu_is_singular_and_a_plan_that_does_not_fit_says_so():
     text = summary(resolved, estimate_resolved(resolved))
     assert "on 1 GPU (" in text and "1 GPUs" not in text
     assert ": does NOT fit" in text
+    assert "  Wall clock   " in text and text.count(", if it fit") == 2  # time and cost, as on the Overview
 
 
 def test_warnings_close_the_summary():
@@ -54,3 +55,16 @@ def test_warnings_close_the_summary():
     warnings = text.split("\nWarnings\n")[1].splitlines()
     assert warnings[0].startswith("  ! Communication is 99% of the step")
     assert warnings[1].startswith("  ! More GPUs make this plan slower: 8 GPUs take ")
+
+
+def test_bound_by_is_one_seam_for_the_estimate_the_sheet_and_the_comparison():
+    from planner import compare_gpus, evaluate_rows, result_cells, sheet_result_columns
+
+    plans = [Scenario(model="Llama 3.1 8B", micro_batch=1), Scenario(model="Llama 3.1 8B", micro_batch=8)]
+    verdicts = [bound_by(estimate_resolved(resolve(p, CATS))) for p in plans]
+    assert verdicts == ["communication", "compute"]  # 93 % of the step communicating at micro-batch 1
+    sheet = [result_cells(r, sheet_result_columns(plans))["Bound by"] for r in evaluate_rows(plans, CATS)]
+    assert sheet == verdicts
+    for plan, verdict in zip(plans, verdicts, strict=True):
+        rows = compare_gpus(plan, CATS)
+        assert rows.filter(rows["is_scenario_gpu"])["bound_by"].to_list() == [verdict]

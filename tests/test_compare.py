@@ -29,6 +29,7 @@ from planner.decide.compare import (
 )
 from planner.errors import PlannerError
 from planner.estimate import estimate
+from planner.formulas.memory.verdict import VERDICT_NAMES
 from planner.inputs.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -265,7 +266,12 @@ def test_gpus_that_fit_come_first_under_every_sort(metric: str) -> None:
     n_fit = int(fits.sum())
     assert flags == [True] * n_fit + [False] * (frame.height - n_fit)
     column, descending = SORT_METRICS[metric]
-    assert _in_metric_order(ordered[column][:n_fit].to_list(), descending), "fitting GPUs in metric order"
+    fitting = ordered[:n_fit]
+    margin = (fitting["fit_verdict"] == "fits").to_list()
+    assert margin == sorted(margin, reverse=True), "those with the band's margin before the tight ones"
+    for verdict in VERDICT_NAMES.values():
+        group = fitting.filter(pl.col("fit_verdict") == verdict)[column].to_list()
+        assert _in_metric_order(group, descending), f"fitting GPUs ({verdict}) in metric order"
     assert _in_metric_order(ordered[column][n_fit:].to_list(), descending), "the others in metric order too"
 
 
@@ -358,9 +364,14 @@ def test_cli_json_is_the_comparison_with_quotes_for_the_scenario_gpu_only(tmp_pa
     assert (
         by_gpu["A100 80GB SXM"]["usd_per_gpu_hour"] == 1.0 and by_gpu["H100 SXM"]["usd_per_gpu_hour"] != 1.0
     )
-    for fits in (True, False):  # GPUs that fit first, each group by wall clock
+    # GPUs that fit first (those with the memory band's margin before the tight ones), each group by wall clock
+    for group in ((True, "fits"), (True, "tight — may run out of memory"), (False, None)):
         times = [
-            r["wall_clock_h"] for r in rows if r["wall_clock_h"] is not None and bool(r["fits_vram"]) == fits
+            r["wall_clock_h"]
+            for r in rows
+            if r["wall_clock_h"] is not None
+            and bool(r["fits_vram"]) == group[0]
+            and (group[1] is None or r["fit_verdict"] == group[1])
         ]
         assert times == sorted(times)
     flags = [bool(row["fits_vram"]) for row in rows]

@@ -42,7 +42,7 @@ def test_page_renders_every_gpu_a_chart_and_a_download(compare):
     charts = compare.get("vega_lite_chart")
     assert len(charts) == 1, "the cost against wall clock chart"
     spec = json.loads(charts[0].proto.spec)
-    assert {"filter": "datum.on_frontier || datum.is_scenario_gpu"} in [
+    assert {"filter": "datum.on_frontier"} in [
         step for layer in spec["layer"] for step in layer.get("transform", [])
     ]
     assert [d.name for d in charts[0].proto.datasets] == [compare_charts.DATASET]
@@ -76,8 +76,15 @@ def test_sorting_by_the_chosen_metric(compare):
         rows = table(compare)
         fits = rows["fits_vram"].fill_null(False).to_list()
         assert fits == sorted(fits, reverse=True), "GPUs that fit come first"
-        for group in (True, False):
-            values = rows.filter(pl.col("fits_vram").fill_null(False) == group)[column].drop_nulls().to_list()
+        # among them, those that fit with the memory band's margin before the tight ones
+        margin = (rows["fit_verdict"].fill_null("") == "fits").to_list()
+        pairs = list(zip(fits, margin, strict=True))
+        assert pairs == sorted(pairs, reverse=True)
+        for group in ((True, True), (True, False), (False, False)):
+            keep = (pl.col("fits_vram").fill_null(False) == group[0]) & (
+                (pl.col("fit_verdict").fill_null("") == "fits") == group[1]
+            )
+            values = rows.filter(keep)[column].drop_nulls().to_list()
             assert values == sorted(values, reverse=descending)
 
 
@@ -121,21 +128,10 @@ def test_download_holds_the_filtered_table(compare, monkeypatch):
     assert captured, "the page offered a CSV"
     data = captured[-1]
     downloaded = pl.read_csv(io.BytesIO(data if isinstance(data, bytes) else data.encode()))
-    shown = table(compare)
-    assert set(shown["vendor"]) == {"Google"}
-    assert downloaded.height == shown.height
-    # the CSV holds what the table draws: the same columns, in the same order, under the same headers
-    drawn = list(compare.dataframe[0].proto.column_order)
-    assert downloaded.columns == [compare_table.TABLE_COLUMNS[name]["label"] for name in drawn]
-    assert downloaded["GPU"].to_list() == shown["gpu"].to_list()
-    assert downloaded["Wall clock"].to_list() == shown["wall_clock"].to_list()
-    compare.toggle(key="compare.all_columns").set_value(True).run()
-    everything = pl.read_csv(
-        io.BytesIO(captured[-1] if isinstance(captured[-1], bytes) else captured[-1].encode())
-    )
-    assert {"Vendor", "Fewest GPUs that fit", "Pareto", "Price source"} <= set(everything.columns)
-    assert len(everything.columns) > len(downloaded.columns)
-    text = (captured[-1] if isinstance(captured[-1], bytes) else captured[-1].encode()).decode()
+    assert set(downloaded["vendor"]) == {"Google"}
+    assert downloaded.height == table(compare).height
+    assert {"cost_usd", "min_gpus_to_fit", "on_frontier"} <= set(downloaded.columns)
+    text = (data if isinstance(data, bytes) else data.encode()).decode()
     floats = [c for line in text.splitlines()[1:] for c in line.split(",") if "." in c or "e" in c]
     assert floats and all(significant_digits(c) <= 4 for c in floats if c[:1].isdigit()), text[:500]
 

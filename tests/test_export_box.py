@@ -34,11 +34,11 @@ def test_the_box_stays_closed_until_asked_for(app):
 def test_every_target_has_a_tab_a_preview_and_a_download(app):
     _opened(app)
     assert [t.label for t in app.tabs][: len(EXPORT_TARGETS)] == [
-        "DeepSpeed v0.16.4",
+        "DeepSpeed v0.19.8",
         "accelerate v1.14.0",
         "torchtune v0.6.1",
         "torchtitan v0.2.2",
-        "Megatron-LM core_v0.15.3",
+        "Megatron-LM core_v0.16.1",
     ]
     labels = [b.label for b in app.get("download_button")]
     for name in ("ds_config.json", "accelerate_config.yaml", "torchtune_recipe.yaml", "torchtitan.toml"):

@@ -357,3 +357,40 @@ def test_multimodal_calibration_rows_are_all_predicted() -> None:
     # time rows: predicted too fast by 37-47 % (padding, data loading and NF4 dequantisation are not modelled)
     for case in ("MMLLAVA-13B-ft", "MMLLAVA-7B-ft", "MMST-FLUX-512-s", "MMST-FLUX-1024-s"):
         assert -0.5 < rows[case]["rel_error"] < -0.3, case
+
+
+def test_largest_micro_batch_leaves_room_for_the_parts() -> None:
+    # 9.3 GiB of resident text encoders and VAE take room the micro-batch search would otherwise use
+    base = {"model": "FLUX.1-dev", "method": "lora", "recompute": "full", "image_size": "512x512"}
+    resident = estimate(_one_gpu(**base), CATS)
+    cached = estimate(_one_gpu(**base, text_encoders="cached", vae="cached"), CATS)
+    assert resident.max_micro_batch is not None and cached.max_micro_batch is not None
+    assert resident.max_micro_batch < cached.max_micro_batch
+
+
+def test_share_link_and_saved_csv_carry_the_image_inputs() -> None:
+    from planner import read_saved_scenarios, saved_scenarios_csv, scenario_from_query, scenario_to_query
+
+    s = Scenario(model="FLUX.1-dev", method="lora", image_size="1024x1024,832x1216", text_encoders="cached")
+    query = scenario_to_query(s)
+    assert query["image_size"] == "1024x1024,832x1216" and query["text_encoders"] == "cached"
+    assert scenario_from_query(query)[0] == s
+    assert read_saved_scenarios(saved_scenarios_csv({"flux": s}, CATS), CATS).scenarios["flux"] == s
+
+
+def test_offloaded_text_encoders_peak_when_they_visit() -> None:
+    # with every layer recomputed the step's activations are small, so T5-XXL's 8.9 GiB visit before the
+    # forward (weights and states already resident) sets the peak: above the cached plan by nearly all of it
+    base = {
+        "model": "FLUX.1-dev",
+        "method": "lora",
+        "recompute": "full",
+        "image_size": "512x512",
+        "vae": "cached",
+    }
+    offloaded = estimate(_one_gpu(**base, text_encoders="offloaded"), CATS)
+    cached = estimate(_one_gpu(**base, text_encoders="cached"), CATS)
+    t5_and_clip_gib = (123_060_480 + 4_762_310_656) * 2 / GIB
+    visit = offloaded.peak_gib_per_device - cached.peak_gib_per_device
+    activations = cached.activations_gib + cached.logits_gib
+    assert visit == pytest.approx((t5_and_clip_gib - activations) * 1.10, rel=1e-6)

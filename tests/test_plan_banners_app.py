@@ -36,3 +36,15 @@ def test_a_plan_that_does_not_fit_greys_its_time_and_cost(app):
         assert values[label].startswith(":grey["), (label, values[label])
     fitting = show(app, Scenario(model="Llama 3.1 8B", n_gpus=8, micro_batch=8))
     assert not {m.label: m.value for m in fitting.metric}["Cost"].startswith(":grey[")
+
+
+def test_the_compute_page_warns_and_greys_too(app):
+    app.session_state[SCENARIO_KEY] = Scenario(model="Llama 3.1 70B", n_gpus=1)
+    app.switch_page("app_pages/compute.py").run()
+    assert not app.exception
+    assert {m.label: m.value for m in app.metric}["Wall clock"].startswith(":grey[")
+    app.session_state[SCENARIO_KEY] = Scenario(model="Llama 3.1 8B", n_gpus=64, micro_batch=1, examples=1000)
+    app.run()
+    assert any(w.value.startswith("More GPUs make this plan slower: 8 GPUs take ") for w in app.warning)
+    app.switch_page("app_pages/cost.py").run()
+    assert not {m.label: m.value for m in app.metric}["Cost"].startswith(":grey[")  # this one fits

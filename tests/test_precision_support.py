@@ -279,7 +279,14 @@ def test_the_calibration_file_loses_no_row() -> None:
     report = validate_cases(load_case_file(default_case_file()), CATS)
     counts = {name: (s["n"], s["n_skipped"]) for name, s in report["summary"].items()}
     # memory and throughput include the 147 + 49 rows measured on a lent H200 (none skipped)
-    assert counts == {"memory": (185, 2), "throughput": (118, 1), "time": (30, 9), "energy": (13, 1)}
+    expected = {
+        "memory": (185, 2),
+        "throughput": (118, 1),
+        "time": (30, 9),
+        "energy": (13, 1),
+        "multimodal": (9, 0),
+    }
+    assert counts == expected
     assert not [r for r in report["rows"] if "precision" in (r["skipped_reason"] or "")]
 
 

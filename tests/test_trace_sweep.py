@@ -46,7 +46,10 @@ def test_optimizer_phase_peaks_agree_to_one_percent(rows):
     both = [
         r
         for r in rows
-        if r["traced_phase"] == "optimizer" and r["formula_phase"] == "optimizer" and r["grad_accum"] == 1
+        if r["traced_phase"] == "optimizer"
+        and r["formula_phase"] == "optimizer"
+        and r["grad_accum"] == 1
+        and r["n_gpus"] == 1  # a sharded plan's optimizer phase is the formulas' own (planner.trace.sharded)
     ]
     assert len(both) >= 10
     worst = max(both, key=lambda r: abs(r["rel_error"]))
@@ -57,8 +60,9 @@ def test_lora_model_states_agree(rows):
     """LoRA's states hardly change through the step (frozen base, small adapters). The formulas charge the
     adapters' gradients for the whole backward, the trace has made only part of them at its peak: the formulas'
     states are at least the traced ones and at most 8 % above (at rank 4 on width 256 the adapters' gradients
-    are about 5 % of the states)."""
-    for r in (r for r in rows if r["method"] == "lora"):
+    are about 5 % of the states). On one GPU: under FSDP2 the gathered weights are created inside the blocks'
+    forward and so counted with the activations."""
+    for r in (r for r in rows if r["method"] == "lora" and r["n_gpus"] == 1):
         assert (
             r["traced_states_bytes"] * 0.999 <= r["formula_states_bytes"] <= 1.08 * r["traced_states_bytes"]
         ), r

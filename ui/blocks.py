@@ -84,6 +84,8 @@ def model_note(est: Estimate, is_moe: bool) -> None:
 def context_caption(est: Estimate, model_label: str, n_gpus: int) -> None:
     """Which model and hardware the page's figures are for."""
     size = "" if "bare count" in model_label else f" ({est.n_params / 1e9:,.2f} B parameters)"
+    if est.n_params_all_parts:  # a vision-language or diffusion model: its main transformer and the parts
+        size = f" ({est.n_params / 1e9:,.2f} B + {(est.n_params_all_parts - est.n_params) / 1e9:,.2f} B in its other parts)"
     st.caption(f"{plain(model_label)}{size} on {plain(est.gpu)} × {n_gpus:d}")
 
 

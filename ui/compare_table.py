@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from planner import COMPARE_MAX_GPUS
+from planner import COMPARE_MAX_GPUS, plural
 from ui import format as fmt
 
 # Streamlit 1.67's grid applies a Styler's text colour to the pinned column only; the grey background reaches
@@ -34,6 +34,9 @@ TABLE_COLUMNS: dict[str, Any] = {
     ),
     "peak_gib_high": st.column_config.NumberColumn("Peak, high end (GiB)", format="%.1f"),
     "wall_clock": st.column_config.TextColumn("Wall clock"),
+    "bound_by": st.column_config.TextColumn(
+        "Bound by", help="What the step waits on most at this GPU count."
+    ),
     "wall_clock_h": None,  # kept in the data (tests, sorting); shown as the text column above
     "device_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
     "cost_usd": st.column_config.NumberColumn("Cost (USD)", format="$%.2f"),
@@ -64,8 +67,8 @@ TABLE_COLUMNS: dict[str, Any] = {
 
 # The columns shown unless "All columns" is on: eleven that fit a 1440 px page without a sideways scroll.
 COMPACT_COLUMNS = (
-    "gpu", "fits_vram", "would_need", "wall_clock", "cost_usd", "usd_per_gpu_hour", "memory_gib",
-    "peak_gib_per_device", "energy_kwh", "on_frontier", "status",
+    "gpu", "fits_vram", "would_need", "wall_clock", "cost_usd", "bound_by", "usd_per_gpu_hour", "memory_gib",
+    "peak_gib_per_device", "energy_kwh", "status",
 )  # fmt: skip
 
 
@@ -77,7 +80,7 @@ def would_need(fits: bool | None, fewest: int | None) -> str:
         return "unknown"
     if fewest is None:
         return f"more than {COMPARE_MAX_GPUS:,} GPUs"
-    return f"{fewest:,} GPUs"
+    return plural(fewest, "GPU")
 
 
 def with_wall_clock(rows: pl.DataFrame) -> pl.DataFrame:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from planner import human_duration, significant
+from planner import human_duration
 
 
 def is_missing(value: float | None) -> bool:
@@ -54,5 +54,8 @@ def band(low: float | None, high: float | None, fmt: str = "usd") -> str:
 
 
 def sig(value: float | None, digits: int = 3) -> str:
-    """Significant digits for figures that span orders of magnitude (the command line's too)."""
-    return significant(value, digits)
+    """Significant digits for figures that span orders of magnitude (kg CO2e from grams to tonnes)."""
+    if is_missing(value):
+        return "n/a"
+    assert value is not None
+    return f"{value:,.0f}" if abs(value) >= 10 ** (digits - 1) else f"{value:.{digits}g}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner import Estimate
+from planner import Estimate, checkpoint_words
 from ui import format as fmt
 from ui.number_entry import number_entry
 
@@ -57,7 +57,7 @@ def goodput_rows(est: Estimate) -> list[tuple[str, str, str]]:
         return []
     how = (
         f"{fmt.sig(est.expected_failures)} expected failures (job MTBF {fmt.hours(est.job_mtbf_h)}); "
-        f"a {fmt.sig(est.checkpoint_write_s)} s checkpoint every {fmt.sig(est.checkpoint_interval_min)} min"
+        f"{checkpoint_words(est)}"
     )
     return [
         ("Wall clock with failures", how, fmt.hours(est.wall_clock_with_failures_h)),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner import Estimate, Scenario, step_timeline
+from planner import Estimate, Scenario, plural, step_timeline
 from ui import format as fmt
 from ui import post_charts
 from ui.blocks import breakdown_table
@@ -110,7 +110,7 @@ def render_step_time(est: Estimate, s: Scenario) -> None:
         f"One {step} of {est.post_step_time_s:,.3f} s, its parts one after the other (the trainer waits for "
         "the rollout and the engine for the new weights)."
         + (
-            f" {fmt.count(est.n_rollouts)} rollout steps of {fmt.count(est.rollout_prompts)} prompts each."
+            f" {plain(plural(round(est.n_rollouts), 'rollout step'))} of {plain(plural(round(est.rollout_prompts), 'prompt'))} each."
             if is_online(est)
             else ""
         )

@@ -34,6 +34,14 @@ ZERO_LABELS = {
     2: "2 (+gradients, SHARD_GRAD_OP)",
     3: "3 (+weights, FULL_SHARD)",
 }
+OPTIMIZER_LABELS = {  # the names people use, not the field's values
+    "adamw": "AdamW",
+    "adamw_8bit": "8-bit AdamW",
+    "paged_adamw_8bit": "paged 8-bit AdamW",
+    "sgd": "SGD",
+    "sgd_momentum": "SGD with momentum",
+    "adafactor": "Adafactor",
+}
 OPEN_KEY = "setup.open"  # the section's open state (Streamlit keeps it under this key)
 LAST_PAGE_KEY = "setup.last_page"  # the page of the previous run: arriving on Memory opens the section
 VIRTUAL_STAGES_LABEL = "Virtual stages per GPU (interleaved 1F1B)"
@@ -71,12 +79,12 @@ def setup_summary(s: Scenario, derived_seq_len: int | None) -> str:
         sequence = "sequence length from the data"
     parts = [
         method,
-        s.optimizer,
+        OPTIMIZER_LABELS[s.optimizer],
         s.precision.replace("_", " "),
         f"ZeRO {s.zero_stage}",
         f"micro-batch {s.micro_batch} × {s.grad_accum} accumulation",
         sequence,
-        f"recompute {RECOMPUTE_LABELS[s.recompute]}",
+        "no recompute" if s.recompute == "none" else f"recompute {RECOMPUTE_LABELS[s.recompute]}",
     ]
     if s.tp * s.pp * s.cp > 1:
         parts.append(f"TP{s.tp} PP{s.pp} CP{s.cp}")
@@ -142,7 +150,8 @@ def _method_inputs() -> None:
         st.selectbox,
         "Optimizer",
         "optimizer",
-        options=["adamw", "adamw_8bit", "paged_adamw_8bit", "sgd", "sgd_momentum", "adafactor"],
+        options=list(OPTIMIZER_LABELS),
+        format_func=OPTIMIZER_LABELS.__getitem__,
     )
     bound(
         st.selectbox,

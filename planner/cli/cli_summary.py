@@ -5,7 +5,7 @@ units with the unit written out. `--all` prints every figure under its unit-suff
 from __future__ import annotations
 
 from planner.decide.bound_by import bound_by
-from planner.decide.plan_words import human_duration, plan_warnings, plural, significant
+from planner.decide.plan_words import checkpoint_words, human_duration, plan_warnings, plural, significant
 from planner.resolve import Resolved
 from planner.results import Estimate
 
@@ -43,6 +43,7 @@ def _time_rows(resolved: Resolved, est: Estimate) -> list[tuple[str, str]]:
     rows = [
         ("Wall clock", f"{human_duration(est.wall_clock_h)} (range {band})"),
         ("GPU-hours", f"{est.device_hours:,.1f} on {plural(n_gpus, 'GPU')}"),
+        ("Checkpoints", checkpoint_words(est)),
         ("Throughput", f"{est.tokens_per_s:,.0f} tokens/s ({est.tokens_per_s / n_gpus:,.0f} per GPU)"),
         ("Step", f"{est.step_time_s:,.3g} s, bound by {bound_by(est)}; MFU {est.mfu:.0%}"),
     ]
@@ -95,6 +96,9 @@ def summary(resolved: Resolved, est: Estimate) -> str:
     }
     if est.token_rule:
         groups["Images"] = _multimodal_rows(est)
+    if est.fits_vram is False:  # the time and cost of a run that would stop at its first step
+        groups["Time"][0] = ("Wall clock", f"{groups['Time'][0][1]}, if it fit")
+        groups["Cost"][0] = ("Cost", f"{groups['Cost'][0][1]}, if it fit")
     lines = [head]
     for title, rows in groups.items():
         width = max(len(label) for label, _ in rows)

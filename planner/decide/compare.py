@@ -2,8 +2,8 @@
 
 Each GPU contributes its own columns (`resolve.gpu_columns`: peak, memory, power, links, utilisation and price
 band); the model, data and layout columns are the scenario's. The rows are a grid of GPU × candidate GPU count
-(the scenario's own count among them), so the comparison at the current configuration and "the fewest GPUs of
-this type that fit" come from ONE `evaluate` call — the same function the single estimate runs.
+(the scenario's own count among them), so the comparison and "the fewest GPUs of this type that fit" come from
+ONE `evaluate` call — the same function the single estimate runs.
 
 Overrides entered for the scenario's GPU (a price quote, peak TFLOP/s, VRAM) describe that GPU only, so every
 other GPU is evaluated with its catalogue figures; the MFU override stays on every GPU (it is a fraction of
@@ -21,6 +21,7 @@ import polars as pl
 
 from planner.catalogue.catalog import Catalogs
 from planner.columns import Columns, GpuColumns, map_columns, stack
+from planner.decide.bound_by import bound_by_parts
 from planner.evaluate import evaluate
 from planner.formulas.memory.recipes import PEAK_PHASE_NAMES
 from planner.formulas.memory.verdict import verdict_names
@@ -197,6 +198,7 @@ def _frame(
         "fit_verdict": pl.Series(
             verdict_names(np.where(cannot_run, np.nan, out["fit_verdict"])), dtype=pl.String
         ),
+        "bound_by": pl.Series(bound_by_parts(out), dtype=pl.String),  # the seam the sheet and CLI use too
         "min_gpus_to_fit": pl.Series([None if math.isnan(n) else int(n) for n in fewest], dtype=pl.Int64),
         **{
             name: pl.Series(np.asarray(values, dtype=float), dtype=pl.Float64, nan_to_null=True)
@@ -259,14 +261,13 @@ def filter_rows(
 
 
 def sort_rows(frame: pl.DataFrame, metric: str) -> pl.DataFrame:
-    """Order by a SORT_METRICS label, GPUs that fit first under every metric.
-
-    A GPU that does not fit at this count cannot run the plan, however cheap or fast its figures look, so the
-    rows that fit come first (those with the memory band's margin before the tight ones), each group ordered by the metric; rows without the figure go last in their group.
+    """Order by a SORT_METRICS label, GPUs that fit first under every metric. A GPU that does not fit at this count cannot run the plan, however cheap or fast its figures look, so the
+    rows that fit come first (those with the band's margin before the tight ones), each group in metric order.
     """
     column, descending = SORT_METRICS[metric]
     fits = pl.col("fits_vram").fill_null(False)
-    margin = pl.col("fit_verdict").fill_null("") == "fits"  # a tight fit after those with margin
+    has_verdict = "fit_verdict" in frame.columns  # a tight fit after those with margin
+    margin = pl.col("fit_verdict").fill_null("") == "fits" if has_verdict else fits
     return frame.sort(
         [fits, margin, pl.col(column)],
         descending=[True, True, descending],

@@ -58,6 +58,19 @@ def significant(value: float | None, digits: int = 3) -> str:
     return f"{value:,.0f}" if abs(value) >= 10 ** (digits - 1) else f"{value:.{digits}g}"
 
 
+def checkpoint_words(est: Estimate) -> str:
+    """The checkpoint plan in words: its size and interval, or that the run ends before the first is due."""
+    if est.checkpoint_interval_min is None:  # failures off: no interval is planned
+        return "no checkpoint interval: failures are left out"
+    interval_h = est.checkpoint_interval_min / 60.0
+    if interval_h >= est.wall_clock_h:
+        return (
+            f"no checkpoint needed: the run ends ({human_duration(est.wall_clock_h)}) before the first is due "
+            f"({human_duration(interval_h)})"
+        )
+    return f"a {human_duration(est.checkpoint_write_s / 3600.0)} checkpoint write every {human_duration(interval_h)}"
+
+
 # Communication at or above half of the step (before any overlap): the GPUs wait for traffic at least as long as
 # they compute, so a larger micro-batch (more compute per byte sent) or fewer GPUs (less traffic per step) pays
 # directly. A stated threshold, not a fitted one.

@@ -63,3 +63,42 @@ TORCHTITAN_MODELS: dict[str, tuple[str, str]] = {
 def preset_of(model: str, has_custom_shape: bool) -> str | None:
     """The preset name a builder table is keyed by; an edited or imported shape is no preset."""
     return None if has_custom_shape or not model else model
+
+
+@dataclass(frozen=True)
+class Positions:
+    """What Megatron needs beyond the shape: rotary base, norm epsilon, Llama 3.x rope scaling factor (None: none)."""
+
+    rotary_base: int
+    norm_eps: float
+    llama3_rope_factor: float | None = None
+
+
+# From each model's Hugging Face config.json (rope_theta, rms_norm_eps / layer_norm_epsilon, rope_scaling.factor
+# where rope_type is "llama3"); Megatron otherwise trains with its defaults, base 10000 and epsilon 1e-5, which
+# differ from most of these. DeepSeek-V3 (YaRN, MLA) and the ALiBi/learned-position models are left out on purpose.
+_LLAMA31 = Positions(500_000, 1e-5, 8.0)
+_LLAMA32 = Positions(500_000, 1e-5, 32.0)
+_QWEN = Positions(1_000_000, 1e-6)
+MEGATRON_POSITIONS: dict[str, Positions] = {
+    "Llama 2 7B": Positions(10_000, 1e-5),
+    "Llama 2 13B": Positions(10_000, 1e-5),
+    "Llama 2 70B": Positions(10_000, 1e-5),
+    "Llama 3.1 8B": _LLAMA31,
+    "Llama 3.1 70B": _LLAMA31,
+    "Llama 3.1 405B": _LLAMA31,
+    "Llama 3.2 1B": _LLAMA32,
+    "Llama 3.2 3B": _LLAMA32,
+    "Mistral 7B v0.3": Positions(1_000_000, 1e-5),
+    "Mixtral 8x7B": Positions(1_000_000, 1e-5),
+    "Mixtral 8x22B": Positions(1_000_000, 1e-5),
+    **{f"Qwen2.5 {size}": _QWEN for size in ("0.5B", "1.5B", "3B", "7B", "14B", "32B", "72B")},
+    "Qwen1.5 MoE A2.7B": _QWEN,
+    "Qwen3 8B": _QWEN,
+    "Qwen3 30B A3B": _QWEN,
+    "Gemma 2 2B": Positions(10_000, 1e-6),
+    "Gemma 2 9B": Positions(10_000, 1e-6),
+    "Gemma 2 27B": Positions(10_000, 1e-6),
+    "Phi-3 mini 4k": Positions(10_000, 1e-5),
+    "Phi-3 medium 4k": Positions(10_000, 1e-5),
+}

@@ -9,13 +9,13 @@ from typing import Any
 from planner.inputs.scenario import Scenario
 from planner.model.labels import single_line
 
-# The release each exporter writes for; the option lists under tests/data/export_options/ cite the same.
+# The release each exporter writes for; `make test-exports` loads every file with that release (framework_checks/).
 TARGET_VERSIONS: dict[str, str] = {
-    "deepspeed": "DeepSpeed v0.16.4",
+    "deepspeed": "DeepSpeed v0.19.8",
     "accelerate": "accelerate v1.14.0",
     "torchtune": "torchtune v0.6.1",
     "torchtitan": "torchtitan v0.2.2",
-    "megatron": "Megatron-LM core_v0.15.3",
+    "megatron": "Megatron-LM core_v0.16.1",
 }
 
 
@@ -117,6 +117,31 @@ def adapters(s: Scenario) -> str:
     where = "the attention projections" if s.lora_targets == "attention" else "every linear layer"
     base = " over a 4-bit NF4 base (QLoRA)" if s.method == "qlora" else ""
     return f"rank-{s.lora_rank} LoRA adapters on {where}{base}"
+
+
+# A plan has no learning rate, but a file without one fails or trains at a library default nobody chose, so each
+# file writes the rate torchtune's own Llama 3.1 8B recipes use for the method (recipes/configs/llama3_1/ at
+# torchtune v0.6.1): full fine-tuning 8B_full.yaml, LoRA and QLoRA 8B_lora.yaml, LoRA DPO 8B_lora_dpo.yaml, full
+# DPO 8B_full_dpo.yaml; GRPO is TRL's GRPOConfig default (trl/trainer/grpo_config.py, v1.16.0). A note says to
+# tune it.
+LEARNING_RATES: dict[tuple[str, str], float] = {
+    ("sft", "full"): 2e-5,
+    ("sft", "lora"): 3e-4,
+    ("sft", "qlora"): 3e-4,
+    ("dpo", "full"): 2e-5,
+    ("dpo", "lora"): 5e-4,
+    ("dpo", "qlora"): 5e-4,
+}
+RL_LEARNING_RATE = 1e-6
+
+
+def learning_rate(s: Scenario) -> float:
+    """The rate a file writes: the table's for the objective and method, other preference objectives as DPO,
+    RL objectives TRL's GRPO default."""
+    if s.post_training in ("ppo", "grpo"):
+        return RL_LEARNING_RATE
+    objective = "sft" if s.post_training == "sft" else "dpo"
+    return LEARNING_RATES[(objective, s.method)]
 
 
 def steps_note(s: Scenario) -> str:

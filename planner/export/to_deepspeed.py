@@ -1,20 +1,32 @@
-"""The plan as a DeepSpeed config JSON (DeepSpeed v0.16.4, docs/_pages/config-json.md).
+"""The plan as a DeepSpeed config JSON (DeepSpeed v0.19.8: deepspeed/runtime/config.py, runtime/zero/config.py).
 
 The config holds the batch, precision, optimizer and ZeRO; tensor and pipeline parallelism, LoRA and
 activation recompute are set in the training code (Megatron-DeepSpeed's mpu, `PipelineModule`, PEFT,
-`deepspeed.checkpointing`), so those parts of a plan are listed as not expressed.
+`deepspeed.checkpointing`), so those parts of a plan are listed as not expressed. `make test-exports` loads
+every file with `DeepSpeedConfig` and runs `deepspeed.initialize` and one step on CPU.
+
+What DeepSpeed cannot run is refused: ZeRO 2 or 3 under pipeline parallelism (runtime/pipe/engine.py asserts
+"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism").
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from planner.export.export_types import Export, Gaps, adapters, in_node_shard, steps_note
+from planner.errors import PlannerError
+from planner.export.export_types import Export, Gaps, adapters, in_node_shard, learning_rate, steps_note
 from planner.export.serialize import json_text
 from planner.inputs.scenario import Scenario
 
 TARGET = "deepspeed"
 FILE_NAME = "ds_config.json"
+# JSON has no comments; DeepSpeedConfig reads only the keys it knows at the top level, so the release and the
+# install line travel under a key of their own (checked by make test-exports).
+WRITTEN_FOR = {"_written_for": "DeepSpeed 0.19.8 (pip install deepspeed==0.19.8) by Training Run Planner"}
+# DeepSpeed's ZeRO runs its tested optimizers only (runtime/zero/utils.py ZERO_SUPPORTED_OPTIMIZERS: its own
+# Adam/AdamW/Lamb and torch's Adam/AdamW); any other needs zero_allow_untested_optimizer, else
+# deepspeed.initialize stops with "You are using an untested ZeRO Optimizer".
+ZERO_TESTED = frozenset({"adamw"})
 # DeepSpeed takes optimizers by name: its own (Adam, AdamW, ...) or any torch.optim class (config-json.md,
 # "will import other optimizers from torch"). torch.optim.Adafactor exists from PyTorch 2.5.
 OPTIMIZERS: dict[str, dict[str, Any]] = {
@@ -27,8 +39,10 @@ OPTIMIZERS: dict[str, dict[str, Any]] = {
 
 
 def export(s: Scenario) -> Export:
+    _refuse(s)
     gaps = Gaps()
     config: dict[str, Any] = {
+        **WRITTEN_FOR,
         # DeepSpeed checks train_batch_size == micro-batch x accumulation x data-parallel size exactly.
         "train_batch_size": s.sequences_per_step,
         "train_micro_batch_size_per_gpu": s.micro_batch,
@@ -37,9 +51,14 @@ def export(s: Scenario) -> Export:
     config.update(_optimizer(s, gaps))
     config.update(_precision(s, gaps))
     config["zero_optimization"] = _zero(s, gaps)
+    if config["zero_optimization"]["stage"] >= 1 and s.optimizer not in ZERO_TESTED:
+        config["zero_allow_untested_optimizer"] = True
     _code_side(s, gaps)
     gaps.note(steps_note(s))
-    gaps.note("Learning rate and schedule are not part of a plan: add optimizer.params.lr and a scheduler.")
+    gaps.note(
+        f"The learning rate {learning_rate(s):g} is torchtune's recipe value for this method, not part of the "
+        "plan: tune it and add a scheduler."
+    )
     return gaps.export(TARGET, json_text(config), FILE_NAME, config)
 
 
@@ -51,7 +70,20 @@ def _optimizer(s: Scenario, gaps: Gaps) -> dict[str, Any]:
             "deepspeed.initialize(optimizer=...) yourself."
         )
         return {}
-    return {"optimizer": OPTIMIZERS[s.optimizer]}
+    chosen = OPTIMIZERS[s.optimizer]
+    return {"optimizer": {**chosen, "params": {**chosen.get("params", {}), "lr": learning_rate(s)}}}
+
+
+def _refuse(s: Scenario) -> None:
+    if s.pp > 1 and s.zero_stage >= 2:
+        raise PlannerError(
+            "zero_stage",
+            f"DeepSpeed's pipeline engine cannot run ZeRO stage {s.zero_stage} with pipeline parallelism "
+            "(runtime/pipe/engine.py: ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism)",
+            value=s.zero_stage,
+            allowed="ZeRO stage 0 or 1 when pp > 1",
+            related=("pp",),
+        )
 
 
 def _precision(s: Scenario, gaps: Gaps) -> dict[str, Any]:
@@ -73,7 +105,7 @@ def _precision(s: Scenario, gaps: Gaps) -> dict[str, Any]:
 
 
 def _zero(s: Scenario, gaps: Gaps) -> dict[str, Any]:
-    zero: dict[str, Any] = {"stage": s.zero_stage}
+    zero: dict[str, Any] = {"stage": _stage(s, gaps)}
     if s.offload_optimizer:
         if s.zero_stage >= 1:
             zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
@@ -89,13 +121,32 @@ def _zero(s: Scenario, gaps: Gaps) -> dict[str, Any]:
     return zero
 
 
+def _stage(s: Scenario, gaps: Gaps) -> int:
+    """The plan's ZeRO stage; on one data-parallel rank there is nothing to shard, so stage 0 unless an
+    offload needs ZeRO (optimizer offload from stage 1, parameter offload at stage 3)."""
+    if s.dp > 1 or s.zero_stage == 0 or s.offload_params or s.offload_optimizer:
+        return s.zero_stage
+    gaps.note(
+        f"ZeRO stage {s.zero_stage} on one data-parallel rank shards nothing: the file says stage 0 "
+        "(same memory, no gather traffic)."
+    )
+    return 0
+
+
 def _hybrid(s: Scenario, zero: dict[str, Any], gaps: Gaps) -> None:
-    # MiCS (docs/code-docs/source/zero3.rst) shards the ZeRO-3 states within groups of mics_shard_size
-    # ranks and replicates across groups: HYBRID_SHARD under DeepSpeed's name.
+    # DeepSpeed 0.19 removed MiCS, its HYBRID_SHARD (runtime/config.py rejects mics_shard_size). The nearest it
+    # keeps is ZeRO++'s hierarchical partitioning (hpZ, runtime/zero/config.py zero_hpz_partition_size): ZeRO-3
+    # over every rank plus a secondary copy of the weights sharded within the node, so backward gathers stay
+    # inside it.
     if s.zero_stage == 3:
-        zero["mics_shard_size"] = in_node_shard(s)
+        zero["zero_hpz_partition_size"] = in_node_shard(s)
+        gaps.drop(
+            "Hybrid sharding: DeepSpeed 0.19 has no HYBRID_SHARD (MiCS was removed); the file uses ZeRO++ hpZ, "
+            "which shards over every rank and keeps an extra in-node copy of the weights, so its memory "
+            "differs from the plan's."
+        )
     else:
-        gaps.drop("Hybrid sharding: DeepSpeed shards within a node (MiCS) only under ZeRO stage 3.")
+        gaps.drop("Hybrid sharding: DeepSpeed's in-node partitioning (ZeRO++ hpZ) needs ZeRO stage 3.")
 
 
 def _code_side(s: Scenario, gaps: Gaps) -> None:

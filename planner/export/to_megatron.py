@@ -1,12 +1,20 @@
-"""The plan as Megatron-LM command-line arguments (core_v0.15.3, megatron/training/arguments.py).
+"""The plan as Megatron-LM command-line arguments (core_v0.16.1, megatron/training/arguments.py).
 
 The file holds one `--flag [value]` per line and nothing else (no comments, no `\\` continuations), so it can be
-spliced into a launch line as it is: `torchrun ... pretrain_gpt.py $(cat megatron_args.txt) --data-path ...`.
+spliced into a launch line as it is: `torchrun ... pretrain_gpt.py $(cat megatron_args.txt) --data-path ...`;
+the release, the install line and CUDA_DEVICE_MAX_CONNECTIONS are in the notes. `make test-exports` builds
+megatron-core's TransformerConfig from each file (its own validation); Megatron-LM's argument parser itself is
+not on PyPI (the megatron-core wheel and sdist ship megatron/core only).
+
+Refused: MoE with tensor parallelism but without sequence parallelism (Megatron-LM's argument check stops it
+at startup; megatron-core warns "sequence parallelism must be used").
 """
 
 from __future__ import annotations
 
 from planner.catalogue.catalog import Catalogs
+from planner.errors import PlannerError
+from planner.export.export_models import MEGATRON_POSITIONS, preset_of
 from planner.export.export_types import Export, Gaps, adapters, sequences, steps_note
 from planner.export.serialize import args_text
 from planner.inputs.scenario import Scenario
@@ -22,7 +30,9 @@ Args = list[tuple[str, ...]]  # one flag with its values, e.g. ("--tensor-model-
 def export(s: Scenario, cats: Catalogs) -> Export:
     gaps = Gaps()
     shape = model_shape(s, cats)
+    _refuse(s, shape)
     args: Args = [*_parallel(s), *_interleaving(s, shape, gaps), *_model(shape, s, gaps), *_batch(s)]
+    args += _positions(s, shape, gaps)
     args += [*_recompute(s, gaps), *_precision(s, gaps), *_optimizer(s, gaps), *_sharding(s, gaps)]
     args += _kernels(s, gaps)
     _not_in_megatron(s, gaps)
@@ -30,7 +40,41 @@ def export(s: Scenario, cats: Catalogs) -> Export:
     gaps.note(
         "Add the data, tokenizer, learning-rate and checkpoint flags of your run (--data-path, --lr, ...)."
     )
+    gaps.note("Written for Megatron-LM core_v0.16.1 (git clone, checkout core_v0.16.1; pip install -e .).")
+    if s.tp > 1 or s.cp > 1:
+        # tensor_parallel/layers.py relies on one hardware queue to order its overlapped collectives
+        gaps.note(
+            "Launch with CUDA_DEVICE_MAX_CONNECTIONS=1 set: Megatron's tensor/sequence-parallel overlap needs it."
+        )
     return gaps.export(TARGET, args_text(args), FILE_NAME, [list(arg) for arg in args])
+
+
+def _refuse(s: Scenario, shape: ModelShape | None) -> None:
+    if shape is not None and shape.is_moe and s.tp > 1 and not s.sequence_parallel:
+        raise PlannerError(
+            "sequence_parallel",
+            "Megatron-LM runs a mixture of experts with tensor parallelism only with sequence parallelism on",
+            value=s.sequence_parallel,
+            allowed="true when tp > 1 for a MoE model",
+            related=("tp",),
+        )
+
+
+def _positions(s: Scenario, shape: ModelShape | None, gaps: Gaps) -> Args:
+    """Rotary base, norm epsilon and Llama 3.x rope scaling of the model (export_models.MEGATRON_POSITIONS)."""
+    if shape is None or shape.learned_pos_embeddings:
+        return []
+    found = MEGATRON_POSITIONS.get(preset_of(s.model, s.model_shape is not None) or "")
+    if found is None:
+        gaps.drop(
+            "Rotary base and norm epsilon: not known for this model; Megatron uses 10000 and 1e-5 unless you add "
+            "--rotary-base and --norm-epsilon from its config.json."
+        )
+        return []
+    args: Args = [("--rotary-base", str(found.rotary_base)), ("--norm-epsilon", f"{found.norm_eps:g}")]
+    if found.llama3_rope_factor is not None:
+        args += [("--use-rope-scaling",), ("--rope-scaling-factor", f"{found.llama3_rope_factor:g}")]
+    return args
 
 
 def _parallel(s: Scenario) -> Args:

@@ -1,15 +1,20 @@
 """The plan as a torchtune recipe config YAML (torchtune v0.6.1, recipes/configs/llama3_1/*.yaml).
 
-The file carries the keys a plan decides; tokenizer path, checkpointer, dataset and loss come from torchtune's
-own config for the model, which this file is merged over (its first comment lines say how).
+The file carries the keys a plan decides; tokenizer path, checkpointer and dataset come from torchtune's own
+config for the model, which this file is merged over (its first comment lines say how: a section that names a
+`_component_` replaces the base's section whole, so no key of the base's optimizer, such as `fused`, reaches
+an optimizer that does not take it). DPO plans run torchtune's DPO recipes with its DPOLoss; the other
+post-training objectives have no torchtune recipe outside dev/ and are refused. `make test-exports` runs
+`tune validate` on each file and on it merged over torchtune's own config.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from planner.errors import PlannerError
 from planner.export.export_models import TORCHTUNE_MODELS, TorchtuneModel, preset_of
-from planner.export.export_types import Export, Gaps, header, steps_note
+from planner.export.export_types import Export, Gaps, header, learning_rate, steps_note
 from planner.export.serialize import yaml_text
 from planner.inputs.scenario import Scenario
 
@@ -28,10 +33,16 @@ ATTENTION = ["q_proj", "k_proj", "v_proj", "output_proj"]  # torchtune's LORA_AT
 
 
 def export(s: Scenario) -> Export:
+    _refuse(s)
     gaps = Gaps()
     config: dict[str, Any] = {"model": _model(s, gaps)}
     config["tokenizer"] = {"max_seq_len": s.seq_len}
-    config["dataset"] = {"packed": s.packing}
+    if s.post_training == "dpo":
+        # torchtune's DPO recipes and loss (recipes/lora_dpo_*.py, torchtune/rlhf/loss/dpo.py); beta stays
+        # DPOLoss's own default, 0.1, as in llama3_1/8B_lora_dpo.yaml.
+        config["loss"] = {"_component_": "torchtune.rlhf.loss.DPOLoss"}
+    else:
+        config["dataset"] = {"packed": s.packing}
     config["batch_size"] = s.micro_batch
     config["gradient_accumulation_steps"] = s.grad_accum
     config.update(_epochs(s, gaps))
@@ -47,16 +58,37 @@ def export(s: Scenario) -> Export:
     return gaps.export(TARGET, text, FILE_NAME, config)
 
 
+def _refuse(s: Scenario) -> None:
+    if s.post_training not in ("sft", "dpo"):
+        raise PlannerError(
+            "post_training",
+            f"torchtune v0.6.1 has no recipe for {s.post_training} outside its unsupported dev/ folder; "
+            "export this plan for trl instead",
+            value=s.post_training,
+            allowed="sft or dpo for torchtune",
+        )
+
+
 def _recipe(s: Scenario) -> str:
+    """torchtune's recipe (recipes/*.py): its DPO ones for DPO (full DPO is distributed-only, one process works)."""
+    one = s.n_gpus == 1
+    if s.post_training == "dpo":
+        return (
+            "full_dpo_distributed"
+            if s.method == "full"
+            else f"lora_dpo_{'single_device' if one else 'distributed'}"
+        )
     kind = "full_finetune" if s.method == "full" else "lora_finetune"
-    return f"{kind}_{'single_device' if s.n_gpus == 1 else 'distributed'}"
+    return f"{kind}_{'single_device' if one else 'distributed'}"
 
 
 def _how_to_run(s: Scenario) -> list[str]:
     nproc = "" if s.n_gpus == 1 else f"--nproc_per_node {min(s.n_gpus, s.gpus_per_node)} "
     return [
-        "Merge over torchtune's config for this model (tokenizer, checkpointer, dataset, loss), then:",
-        f"  tune run {nproc}{_recipe(s)} --config {FILE_NAME}",
+        "Install: pip install torchtune==0.6.1 torchao==0.13.0 (and bitsandbytes for 8-bit optimizers).",
+        f"Start from torchtune's config for this model and recipe ({_recipe(s)}; tune ls lists them), copied",
+        "with tune cp; set this file's keys over it, a section naming a _component_ replacing that section whole.",
+        f"Then: tune run {nproc}{_recipe(s)} --config {FILE_NAME}",
     ]
 
 
@@ -105,7 +137,8 @@ def _epochs(s: Scenario, gaps: Gaps) -> dict[str, Any]:
 
 
 def _optimizer(s: Scenario) -> dict[str, Any]:
-    optimizer: dict[str, Any] = {"_component_": OPTIMIZERS[s.optimizer]}
+    # The whole section (it replaces the base's): no `fused`, which bitsandbytes' 8-bit optimizers reject.
+    optimizer: dict[str, Any] = {"_component_": OPTIMIZERS[s.optimizer], "lr": learning_rate(s)}
     if s.optimizer == "sgd_momentum":
         optimizer["momentum"] = 0.9  # the plan only says "with momentum"; 0.9 is the usual value
     return optimizer

@@ -77,6 +77,8 @@ def _mean(values: list[float]) -> float:
 
 
 def _vision_language(s: Scenario, v: vit.VisionEncoder, overrides: dict[str, Any]) -> MultimodalPlan:
+    # no size given: the encoder's input (fixed, tiles); for dynamic resolution 448 × 448, the size of the
+    # Methods page's worked example (Qwen's processor takes any size within its pixel budget)
     native = v.image_size_px if v.token_rule != "dynamic" else 448
     per_image = [vit.image_patches_and_tokens(v, w, h) for w, h, _ in _sizes(s, (native, native, 1), False)]
     tokens = _mean([b for _, b in per_image])

@@ -3,17 +3,21 @@
 Three seams, each a few lines in `evaluate`: `side_flops_per_token` adds the encoders' (and, for a diffusion
 transformer, the non-causal half of attention's) FLOPs to the main transformer's per token, so the time path
 runs unchanged on the sum; `side_step_s` is the per-step time of offloaded text encoders' weights crossing
-PCIe, on the critical path like the other serial work; `with_side_parts` adds the parts' bytes to the peak.
+PCIe, on the critical path like the other serial work; `with_side_bytes` adds the parts' bytes to the memory
+model's peaks (the plan search's memory pass reads the same); `with_side_parts` names the figures.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from planner.columns import Columns
+from planner.formulas.memory.memory_inputs import MemoryBreakdown, MemoryInputs
 from planner.formulas.memory.model_states import zero_shard_degree
+from planner.formulas.memory.peak import memory_with_paging
 from planner.formulas.step.comm import BYTES_PER_GB, effective_pcie_gb_per_s
 from planner.formulas.step.compute import ATTENTION_TRAINING_OVER_FORWARD, attention_fwd_flops_per_token
 from planner.formulas.units import SECONDS_PER_HOUR
@@ -63,31 +67,59 @@ def _vision_bytes(c: Columns) -> Any:
     return mm.vision_frozen_weight_bytes + weights + states + activations
 
 
+def side_bytes(c: Columns) -> Any:
+    """Every part beside the main transformer, per GPU, as allocated: resident through the whole step."""
+    return _vision_bytes(c) + c.mm.text_encoder_bytes + c.mm.vae_bytes
+
+
+def room_bytes(c: Columns) -> Any:
+    """GPU memory left to the main transformer once the parts and their slack are in (the largest micro-batch
+    is searched in it; a trained encoder's activations are taken at the plan's micro-batch)."""
+    if is_text(c):
+        return c.gpu.vram_bytes
+    return c.gpu.vram_bytes - side_bytes(c) * (1.0 + c.layout.fragmentation_frac)
+
+
+def paged_memory(c: Columns, inputs: MemoryInputs) -> MemoryBreakdown:
+    """The memory model's breakdown (a paged optimizer's states paged as VRAM runs short) with the parts in."""
+    return with_side_bytes(c, memory_with_paging(inputs, c.recipe.paged_optimizer, c.gpu.vram_bytes))
+
+
+def with_side_bytes(c: Columns, b: MemoryBreakdown) -> MemoryBreakdown:
+    """The memory model's breakdown with the parts added to the allocated, reserved and device peaks (with the
+    allocator's slack over them), so the plan search's memory pass and the estimate judge the same peak."""
+    if is_text(c):
+        return b
+    # Offloaded text encoders visit the GPU before each forward, beside the weights and states but before any
+    # activation exists: that moment is the peak when an encoder outweighs the step's activations and logits.
+    visit = b.allocated_peak_bytes - b.activations_bytes - b.logits_bytes + c.mm.text_encoder_stream_bytes
+    added = side_bytes(c) + np.maximum(visit - b.allocated_peak_bytes, 0.0)
+    slack = added * c.layout.fragmentation_frac
+    return replace(
+        b,
+        fragmentation_bytes=b.fragmentation_bytes + slack,
+        allocated_peak_bytes=b.allocated_peak_bytes + added,
+        reserved_peak_bytes=b.reserved_peak_bytes + added + slack,
+        peak_bytes=b.peak_bytes + added + slack,
+    )
+
+
 def with_side_parts(c: Columns, out: Outputs) -> Outputs:
-    """`out` (the memory figures) with the parts' bytes per GPU added to the allocated, reserved and device
-    peaks (they are resident through the whole step) and the multimodal figures (NaN for a text model)."""
+    """`out` with the multimodal figures (NaN for a text model); the peaks already hold the parts."""
     mm, lay = c.mm, c.layout
     if is_text(c):
         return {**out, **dict.fromkeys(NEW_KEYS, np.nan)}
     vision = _vision_bytes(c)
-    side = vision + mm.text_encoder_bytes + mm.vae_bytes
-    reserved = side * (1.0 + lay.fragmentation_frac)
-    tokens_per_s = out["tokens_per_s"]
-    per_example = c.workload.tokens_per_example
     epoch_s = out["wall_clock_s"] / mm.n_epochs
+    zero = 0.0 * vision
     return {
         **out,
         "vision_encoder_bytes": vision,
-        "text_encoders_bytes": mm.text_encoder_bytes + 0.0 * side,
-        "vae_bytes": mm.vae_bytes + 0.0 * side,
-        "fragmentation_bytes": out["fragmentation_bytes"] + side * lay.fragmentation_frac,
-        "allocated_peak_bytes": out["allocated_peak_bytes"] + side,
-        "reserved_peak_bytes": out["reserved_peak_bytes"] + reserved,
-        "peak_bytes": out["peak_bytes"] + reserved,
-        "headroom_bytes": out["headroom_bytes"] - reserved,
-        "image_tokens_per_example": mm.n_image_tokens_per_example + 0.0 * side,
-        "sequence_tokens_per_example": per_example + 0.0 * side,
-        "images_per_s": tokens_per_s / per_example * mm.n_images_per_example,
+        "text_encoders_bytes": mm.text_encoder_bytes + zero,
+        "vae_bytes": mm.vae_bytes + zero,
+        "image_tokens_per_example": mm.n_image_tokens_per_example + zero,
+        "sequence_tokens_per_example": c.workload.tokens_per_example + zero,
+        "images_per_s": out["tokens_per_s"] / c.workload.tokens_per_example * mm.n_images_per_example,
         "epoch_wall_clock_s": epoch_s,
         # one pass of this run at its price (the experiments multiplier and failures left out)
         "epoch_cost_usd": epoch_s * lay.n_gpus * c.gpu.usd_per_gpu_hour / SECONDS_PER_HOUR,

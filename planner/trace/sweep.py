@@ -98,7 +98,7 @@ def sweep_scenarios(cats: Catalogs) -> list[tuple[str, Scenario]]:
 
 def _sharded_plans(plans: list[tuple[str, Scenario]], cats: Catalogs) -> list[tuple[str, Scenario]]:
     """Each model's first full and first LoRA plan again under FSDP2 over SHARDED_GPUS fake ranks."""
-    out = []
+    out: list[tuple[str, Scenario]] = []
     firsts = [s for _, s in plans if s.recompute == "none" and s.micro_batch == 2]
     for s, n_gpus in itertools.product(firsts, SHARDED_GPUS):
         out.append((f"{len(plans) + len(out):03d}", s.updated(n_gpus=n_gpus, zero_stage=3, grad_accum=1)))

@@ -4,6 +4,7 @@ once its conflict is gone, and the plan sheet's results in view without scrollin
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -26,9 +27,7 @@ def laptop(app_page: AppPage) -> AppPage:
 
 def test_the_default_plan_says_it_is_communication_bound(laptop: AppPage) -> None:
     alerts = laptop.alerts()
-    assert any(a.startswith("Communication is 93% of the step: raise the micro-batch") for a in alerts), (
-        alerts
-    )
+    assert any("Communication is 93% of the step: raise the micro-batch" in a for a in alerts), alerts
 
 
 def test_a_refused_gpu_count_applies_once_the_tensor_parallel_degree_allows_it(laptop: AppPage) -> None:
@@ -58,3 +57,21 @@ def test_the_plan_sheet_shows_its_results_at_1440_by_900_without_scrolling(lapto
     assert headers[0] == "Name", headers  # pinned first
     for result in ("Fits", "Wall clock (h)", "Cost (USD)", "Bound by", "Peak GiB/GPU"):
         assert result in headers, headers
+
+
+def test_the_compare_table_fits_the_page_width_and_the_csv_holds_its_columns(laptop: AppPage) -> None:
+    laptop.nav("Compare GPUs")
+    grid = laptop.page.get_by_test_id("stDataFrame").first
+    grid.wait_for()
+    laptop.page.wait_for_timeout(500)
+    overflow = laptop.page.evaluate(
+        """() => { const s = document.querySelector("[data-testid='stDataFrame'] .dvn-scroller");
+                   return s.scrollWidth - s.clientWidth; }"""
+    )
+    assert overflow <= 1, f"the table scrolls sideways by {overflow} px at 1440 px"
+    headers = laptop.page.evaluate(HEADERS_IN_VIEW)
+    assert {"GPU", "Wall clock", "Cost (USD)", "Bound by", "Notes"} <= set(headers), headers
+    with laptop.page.expect_download() as download:
+        laptop.page.get_by_role("button", name="Download CSV").click()
+    first_line = Path(download.value.path()).read_text(encoding="utf-8").splitlines()[0]
+    assert first_line.split(",") == headers, (first_line, headers)

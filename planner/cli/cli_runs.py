@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planner.cli.cli_common import render_records
+from planner.cli.cli_common import load_scenario, render_records
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
 
@@ -38,9 +38,30 @@ def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlag
     )
     imp.add_argument("--cases-out", type=Path, default=None, metavar="FILE.csv", help="write case rows here")
     imp.add_argument("--format", choices=("table", "json"), default="table")
+    imp.add_argument(
+        "--attach", default=None, metavar="PLAN", help="store the runs in the library under a plan"
+    )
+    imp.add_argument("--db", default=None, metavar="URL", help="database URL (default: PLANNER_DB_URL)")
+    imp.add_argument("--author", default="", help="your name, recorded on the stored runs")
+    compare = actions.add_parser(
+        "compare",
+        help="predicted versus measured for a saved plan's runs, or for log files against a scenario",
+        description="Step time, throughput, peak memory (by the statistic each log reports) and wall clock: "
+        "the estimate beside what the runs measured, the error (predicted / measured - 1) and the part of the "
+        "model nearest to the gap. Give PLAN (runs attached with import --attach), or --files and the "
+        "scenario flags of estimate.",
+    )
+    compare.add_argument("plan", nargs="?", default=None, metavar="PLAN", help="a saved plan's name or id")
+    compare.add_argument("--files", nargs="+", type=Path, default=[], metavar="FILE")
+    compare.add_argument("--columns", default="", metavar="FIGURE=COLUMN[*SCALE],...")
+    compare.add_argument("--db", default=None, metavar="URL", help="database URL (default: PLANNER_DB_URL)")
+    add_scenario_flags(compare)
+    compare.add_argument("--format", choices=("table", "json"), default="table")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.runs_action == "compare":
+        return _compare(args)
     from planner.runs.case_rows import case_rows, missing_for_prediction
     from planner.runs.column_map import parse_column_map
     from planner.runs.importer import import_runs
@@ -63,7 +84,37 @@ def run(args: argparse.Namespace) -> int:
         reports.append(flat)
     if args.cases_out is not None:
         _write(args.cases_out, rows)
+    if args.attach is not None:
+        _attach(args, records, reports)
     print(render_records(reports, "json" if args.format == "json" else "table"))
+    return 0
+
+
+def _attach(args: argparse.Namespace, records: list[Any], reports: list[dict[str, Any]]) -> None:
+    from planner.library.opening import open_library
+    from planner.runs.run_store import save_run
+
+    library = open_library(args.db)
+    plan = library.find(args.attach)
+    for record, report in zip(records, reports, strict=True):
+        report["run_id"] = save_run(library, record, plan_id=plan.id, author=args.author)
+        report["plan"] = plan.name
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from planner.cli.cli_args import InputError
+    from planner.runs.api import compare_plan, compare_runs, import_runs, parse_column_map
+
+    if (args.plan is None) == (not args.files):
+        raise InputError("", "runs compare: give either PLAN or --files FILE... (with scenario flags)")
+    if args.plan is not None:
+        from planner.library.opening import open_library
+
+        rows = compare_plan(open_library(args.db), args.plan)
+    else:
+        records = import_runs(args.files, parse_column_map(args.columns))
+        rows = compare_runs(load_scenario(args), records)
+    print(render_records(rows, "json" if args.format == "json" else "table"))
     return 0
 
 

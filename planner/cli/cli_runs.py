@@ -57,11 +57,26 @@ def add_command(commands: Any, add_scenario_flags: AddFlags, add_format: AddFlag
     compare.add_argument("--db", default=None, metavar="URL", help="database URL (default: PLANNER_DB_URL)")
     add_scenario_flags(compare)
     compare.add_argument("--format", choices=("table", "json"), default="table")
+    compare.add_argument(
+        "--calibrated", action="store_true", help="apply the team calibration of the plan's GPU and regime"
+    )
+    calibrate = actions.add_parser(
+        "calibrate",
+        help="fit the team's scale factors from the runs attached to plans (per GPU and regime)",
+        description="One time scale and one memory scale per GPU and regime from the runs attached to saved "
+        "plans, stored in the library; prints the leave-one-run-out error before and after. Needs at least "
+        "3 runs of one GPU and regime.",
+    )
+    calibrate.add_argument("--db", default=None, metavar="URL", help="database URL (default: PLANNER_DB_URL)")
+    calibrate.add_argument("--author", default="", help="your name, recorded on the calibration")
+    calibrate.add_argument("--format", choices=("table", "json"), default="table")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.runs_action == "compare":
         return _compare(args)
+    if args.runs_action == "calibrate":
+        return _calibrate(args)
     from planner.runs.case_rows import case_rows, missing_for_prediction
     from planner.runs.column_map import parse_column_map
     from planner.runs.importer import import_runs
@@ -110,11 +125,24 @@ def _compare(args: argparse.Namespace) -> int:
     if args.plan is not None:
         from planner.library.opening import open_library
 
-        rows = compare_plan(open_library(args.db), args.plan)
+        rows = compare_plan(open_library(args.db), args.plan, use_calibration=args.calibrated)
     else:
+        if args.calibrated:
+            raise InputError(
+                "--calibrated", "applies to a saved PLAN (its GPU and regime pick the calibration)"
+            )
         records = import_runs(args.files, parse_column_map(args.columns))
         rows = compare_runs(load_scenario(args), records)
     print(render_records(rows, "json" if args.format == "json" else "table"))
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from planner.library.opening import open_library
+    from planner.runs.api import fit_team_calibration
+
+    fitted = fit_team_calibration(open_library(args.db), args.author)
+    print(render_records([c.to_flat() for c in fitted], "json" if args.format == "json" else "table"))
     return 0
 
 

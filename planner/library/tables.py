@@ -3,7 +3,19 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Column, DateTime, ForeignKey, Index, Integer, MetaData, String, Table, Text, text
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    text,
+)
 
 from planner.inputs.scenario_set import MAX_NAME_CHARS
 
@@ -58,4 +70,22 @@ runs = Table(
     Column("notes", Text, nullable=False),
     Column("author", String(MAX_AUTHOR_CHARS), nullable=False),
     Column("imported_at", DateTime(timezone=True), nullable=False),
+)
+
+# Team calibrations (planner.runs.calibration): scale factors per GPU and regime with the runs they came from
+# and their leave-one-run-out errors; the newest row of a (gpu, regime) is the one offered.
+calibrations = Table(
+    "calibrations",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("gpu", String(120), nullable=False),
+    Column("regime", String(40), nullable=False),
+    Column("time_scale", Float, nullable=False),
+    Column("memory_scale", Float, nullable=False),
+    Column("run_ids_json", Text, nullable=False),
+    Column("loo_json", Text, nullable=False),
+    Column("notes", Text, nullable=False),
+    Column("author", String(MAX_AUTHOR_CHARS), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Index("ix_calibrations_gpu_regime", "gpu", "regime"),
 )

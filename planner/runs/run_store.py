@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from sqlalchemy import RowMapping, insert, select
 
 from planner.library.store import PlanLibrary
-from planner.library.tables import MAX_AUTHOR_CHARS, runs
+from planner.library.tables import MAX_AUTHOR_CHARS, calibrations, runs
+from planner.runs.calibration import Calibration
 from planner.runs.record import RunLogError, RunRecord
 
 MAX_FILE_NAME_CHARS = 255  # the source_file column
@@ -55,4 +56,47 @@ def _record(mapping: RowMapping) -> RunRecord:
         figures={key: float(value) for key, value in json.loads(str(mapping["figures_json"])).items()},
         config={key: str(value) for key, value in json.loads(str(mapping["config_json"])).items()},
         notes=list(json.loads(str(mapping["notes"]))),
+    )
+
+
+def attached_runs(library: PlanLibrary) -> list[tuple[int, int, RunRecord]]:
+    """Every run attached to a plan: (run id, plan id, record), oldest first."""
+    with library.engine.connect() as connection:
+        rows = connection.execute(select(runs).where(runs.c.plan_id.is_not(None)).order_by(runs.c.id)).all()
+    return [(row.id, row.plan_id, _record(row._mapping)) for row in rows]
+
+
+def save_calibration(library: PlanLibrary, calibration: Calibration, author: str = "") -> None:
+    values = {
+        "gpu": calibration.gpu,
+        "regime": calibration.regime,
+        "time_scale": calibration.time_scale,
+        "memory_scale": calibration.memory_scale,
+        "run_ids_json": json.dumps(calibration.run_ids),
+        "loo_json": json.dumps(calibration.loo),
+        "notes": json.dumps(calibration.notes),
+        "author": author[:MAX_AUTHOR_CHARS],
+        "created_at": datetime.now(UTC),
+    }
+    with library.engine.begin() as connection:
+        connection.execute(insert(calibrations).values(**values))
+
+
+def latest_calibration(library: PlanLibrary, gpu: str, regime: str) -> Calibration | None:
+    """The newest calibration stored for this GPU and regime, or None."""
+    where = (calibrations.c.gpu == gpu) & (calibrations.c.regime == regime)
+    with library.engine.connect() as connection:
+        row = connection.execute(
+            select(calibrations).where(where).order_by(calibrations.c.id.desc()).limit(1)
+        ).first()
+    if row is None:
+        return None
+    return Calibration(
+        gpu=row.gpu,
+        regime=row.regime,
+        time_scale=float(row.time_scale),
+        memory_scale=float(row.memory_scale),
+        run_ids=[int(i) for i in json.loads(row.run_ids_json)],
+        loo={key: float(value) for key, value in json.loads(row.loo_json).items()},
+        notes=list(json.loads(row.notes)),
     )

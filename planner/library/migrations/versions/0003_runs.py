@@ -1,6 +1,7 @@
-"""Imported training runs: what a real run measured, optionally attached to a saved plan (planner.runs).
+"""Imported training runs and team calibrations (planner.runs): what real runs measured, optionally attached
+to a saved plan, and the scale factors fitted from them.
 
-A new table only; existing plans are untouched. Its revision id names the feature rather than a bare number so
+New tables only; existing plans are untouched. Its revision id names the feature rather than a bare number so
 that another branch's next migration (also after 0002) cannot take the same id: the lead chains them on merge.
 
 Revision ID: 0003_runs
@@ -35,8 +36,25 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
     )
     op.create_index("ix_runs_plan_id", "runs", ["plan_id"], unique=False)
+    op.create_table(
+        "calibrations",
+        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
+        sa.Column("gpu", sa.String(length=120), nullable=False),
+        sa.Column("regime", sa.String(length=40), nullable=False),
+        sa.Column("time_scale", sa.Float(), nullable=False),
+        sa.Column("memory_scale", sa.Float(), nullable=False),
+        sa.Column("run_ids_json", sa.Text(), nullable=False),
+        sa.Column("loo_json", sa.Text(), nullable=False),
+        sa.Column("notes", sa.Text(), nullable=False),
+        sa.Column("author", sa.String(length=80), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("id"),
+    )
+    op.create_index("ix_calibrations_gpu_regime", "calibrations", ["gpu", "regime"], unique=False)
 
 
 def downgrade() -> None:
+    op.drop_index("ix_calibrations_gpu_regime", table_name="calibrations")
+    op.drop_table("calibrations")
     op.drop_index("ix_runs_plan_id", table_name="runs")
     op.drop_table("runs")

@@ -19,6 +19,7 @@ from ui.plan_banners import greyed, render_plan_warnings
 from ui.post_training_view import render_step_time
 from ui.presets import preset_picker
 from ui.state import bound
+from ui.step_parts_view import render_step_parts
 
 st.title("Compute")
 # Sequence length, packing and the parallel degrees are in the sidebar's training setup, on every page.
@@ -146,13 +147,14 @@ breakdown_table(
         ("Checkpoint I/O", "load once + save each checkpoint", fmt.hours(est.checkpoint_io_h)),
         (
             "Wall clock (range)",
-            "low / high efficiency preset",
+            "operator compute ± 20 % (a preset band for a bare parameter count)",
             fmt.band(est.wall_clock_h_low, est.wall_clock_h_high, "hours"),
         ),
         *goodput_rows(est),
     ]
 )
 unavailable_notes(est)
+render_step_parts(est)
 render_step_time(est, resolved.scenario)
 
 st.subheader("Scaling with GPU count")

@@ -21,6 +21,7 @@ from ui.methods_data import (
 from ui.methods_link import TOPICS, requested_topic
 from ui.methods_multimodal import multimodal
 from ui.methods_post import post_training
+from ui.methods_step import step_model
 from ui.safe_text import plain
 from ui.state import scenario
 from ui.team_data import origin_markdown, team_error_markdown
@@ -73,19 +74,13 @@ def flops() -> None:
 
 
 def time() -> None:
-    st.markdown(f"""
+    st.markdown("""
 - **With your own MFU** (the seed's form) the measured utilisation already contains communication, pipeline
   idling and data loading, so wall clock = model FLOPs ÷ (GPUs × peak × MFU) and nothing is added:
   4.32e18 FLOPs on 4 GPUs at 400 TFLOP/s and MFU 0.3 take 9,000 s = 2.5 h.
-- **Without one**, a preset from data/efficiency.csv gives the share of peak the GPUs reach on the FLOPs they
-  execute, by GPU generation, model size (under 3 B, 3–20 B, 20–100 B, over 100 B), method and precision.
-  scripts/derive_efficiency.py derives it from published measurements (the accuracy table below) by taking
-  the modelled communication and pipeline idling out of each measured step at an overlap of
-  {_default("overlap_frac"):g} (what the published FSDP and Megatron runs imply, and the default overlap here);
-  the estimate puts them back for your layout, so nothing counts twice while your overlap stays at that
-  figure. Cells without a measurement are filled by stated rules: nearest size, the LoRA/full or FP8/BF16
-  ratio, or another generation scaled by achievable matmul throughput. Low and high presets give the time
-  range.
+- **Without one**, the compute comes from the operators each GPU runs (below); a bare parameter count,
+  which has no shape to time, keeps a utilisation preset from data/efficiency.csv (by GPU generation, model
+  size, method and precision, derived by scripts/derive_efficiency.py from published runs).
 - **One step** = (compute + exposed tensor/context/pipeline traffic) ÷ (1 − bubble) + exposed data-parallel
   traffic. Traffic hides under compute up to the overlap share: exposed = traffic − overlap × min(compute,
   traffic), so full overlap costs the longer of the two and none their sum (Isaev et al. 2023, Calculon).
@@ -115,6 +110,7 @@ def time() -> None:
   failures = (plain + writes) ÷ (1 − ((τ + C) ÷ 2 + restart + C) ÷ M). Rate 0 gives the plain figures.
   Published GPU-hours of whole runs are predicted with failures.
 """)
+    step_model()
 
 
 def memory() -> None:

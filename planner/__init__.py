@@ -44,9 +44,9 @@ _PUBLIC_MODULES = {
         "SORT_METRICS",
         "compare_gpus",
         "filter_rows",
-        "pareto_frontier",
         "sort_rows",
     ),
+    "planner.decide.frontier": ("pareto_frontier",),
     "planner.decide.explore": (
         "MAX_SCALING_GPUS",
         "memory_vs_micro_batch",
@@ -187,7 +187,6 @@ if TYPE_CHECKING:
         SORT_METRICS,
         compare_gpus,
         filter_rows,
-        pareto_frontier,
         sort_rows,
     )
     from planner.decide.explore import (
@@ -197,6 +196,7 @@ if TYPE_CHECKING:
         scaling_curve,
         suggest_fixes,
     )
+    from planner.decide.frontier import pareto_frontier
     from planner.decide.plan_words import checkpoint_words, human_duration, plan_warnings, plural
     from planner.decide.scenario_results import headline_results, read_saved_scenarios, saved_scenarios_csv
     from planner.decide.sheet import (

@@ -127,6 +127,7 @@ class LayoutColumns:
     hf_eager_code: Column = 0.0  # flag: Hugging Face eager code (formulas/memory/eager.py)
     etp: Column = 0.0  # expert tensor parallelism (issue 14 item 1): experts split over etp; 0 = follows tp
     full_model_load: Column = 0.0  # flag: the whole model on each GPU before sharding (issue 14 item 9)
+    tp_comm_overlap: Column = 0.0  # flag: tensor-parallel collectives hide under the GEMMs (else exposed)
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,16 @@ class GpuColumns:
     # clocks and power caps (issue 14 item 3): the limit the GPU runs at (its TDP unless capped); the run's
     # GPU power draw follows it, and `peak_flops_per_s` is already the rate at it (planner/formulas/energy/power_cap.py)
     power_limit_w: Column
+    # the operator step model's per-GPU constants (planner.catalogue.microbench, data/microbench/)
+    gemm_peak_frac: Column = 0.78  # best matmul rate over the dense peak (MAMF table median)
+    attention_frac: Column = 0.45  # FlashAttention-2 forward + backward over the BF16 peak
+    memory_frac: Column = 0.90  # achievable share of the datasheet memory bandwidth (a copy)
+    n_sms: Column = 0.0  # SMs the GEMM tiles fill in waves (0: no wave quantisation)
+    bf16_flops_per_s: Column = float("nan")  # attention's rate (NaN: the training precision's peak)
+    fp8_compute: Column = 0.0  # flag: matmuls in FP8 (casts to FP8 before each GEMM)
+    residual_frac: Column = (
+        1.0  # measured / operator-model speed of the generation (data/microbench/residual.csv)
+    )
 
 
 @dataclass(frozen=True)

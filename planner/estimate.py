@@ -11,10 +11,12 @@ from planner.catalogue.catalog import Catalogs
 from planner.evaluate import evaluate
 from planner.formulas.memory.recipes import PEAK_PHASE_NAMES
 from planner.formulas.memory.verdict import VERDICT_NAMES
+from planner.formulas.operators.outputs import bound_by_words
 from planner.inputs.scenario import Scenario
 from planner.resolve import Resolved, resolve
 from planner.results import Estimate, estimate_figures
 
+BOUND_BY_LAYOUT = ("tp", "cp", "pp", "n_gpus_per_node")  # what `bound_by_words` names
 __all__ = ["Estimate", "Resolved", "estimate", "estimate_resolved", "resolve", "row"]
 
 
@@ -39,6 +41,7 @@ def to_estimate(resolved: Resolved, out: dict[str, float]) -> Estimate:
     """The Estimate of one evaluated row: the table's figures (`planner.results.OUTPUTS`) and the few that are
     not numbers (the fit verdict, the peak's phase, the largest micro-batch, the provenance)."""
     fits, phase, largest = out["fits_vram"], out["peak_phase"], out["max_micro_batch"]
+    lay = resolved.columns.layout
     return Estimate(
         **estimate_figures(out),
         fits_vram=None if math.isnan(fits) else bool(fits),
@@ -52,6 +55,9 @@ def to_estimate(resolved: Resolved, out: dict[str, float]) -> Estimate:
         seq_len_rule=resolved.seq_len_rule,
         token_rule=resolved.token_rule,
         unavailable={**resolved.unavailable, **_goodput_notes(out)},
+        bound_by=bound_by_words(
+            int(out["bound_by_code"]), *(float(getattr(lay, n)) for n in BOUND_BY_LAYOUT)
+        ),
     )
 
 

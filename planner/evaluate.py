@@ -21,6 +21,8 @@ from planner.formulas.memory.model_states import stage_model_states
 from planner.formulas.memory.peak import MemoryBreakdown, MemoryInputs, max_micro_batch
 from planner.formulas.memory.recipes import Method, Recompute
 from planner.formulas.memory.verdict import verdict_outputs
+from planner.formulas.operators.outputs import bound_by_code, step_parts
+from planner.formulas.operators.step import BAND, operator_compute
 from planner.formulas.step import collectives, comm, compute, timing
 from planner.formulas.step.offload import OffloadStep
 from planner.multimodal import step as mm  # vision-language and diffusion parts beside the main transformer
@@ -108,7 +110,8 @@ def _step_comm(c: Columns) -> comm.StepComm:
     unhidden = step.data_parallel_unhidden_frac  # used only by the windows overlap model
     if np.any(step.windows):
         unhidden = np.where((lay.zero_stage >= 1) & (m.has_shape == 0), 0.0, unhidden)
-    return replace(step, pipelined_s=pipelined, data_parallel_unhidden_frac=unhidden)
+    tensor = step.exposed_tensor_s * (1.0 - lay.tp_comm_overlap) * (m.has_shape > 0)  # Megatron's option
+    return replace(step, pipelined_s=pipelined, data_parallel_unhidden_frac=unhidden, exposed_tensor_s=tensor)
 
 
 def _run(
@@ -122,22 +125,13 @@ def _run(
     utilisation_frac: Any,
     host: OffloadStep,
     memory_bound_s: Any,
+    operator_s: Any,
 ) -> timing.RunTime:
+    w, lay, g = c.workload, c.layout, c.gpu
+    rates = (model_fpt, hw_fpt, w.training_tokens, processed, batch, lay.n_gpus, g.peak_flops_per_s)
+    end_to_end = (utilisation_frac, g.utilisation_is_end_to_end)
     return timing.run_time(
-        model_fpt,
-        hw_fpt,
-        c.workload.training_tokens,
-        processed,
-        batch,
-        c.layout.n_gpus,
-        c.gpu.peak_flops_per_s,
-        utilisation_frac,
-        c.gpu.utilisation_is_end_to_end,
-        step_comm,
-        bubble,
-        c.layout.overlap_frac,
-        host,
-        memory_bound_s,
+        *rates, *end_to_end, step_comm, bubble, lay.overlap_frac, host, memory_bound_s, operator_s
     )
 
 
@@ -240,11 +234,17 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     host = offload_step(c, breakdown)
     common = (c, model_fpt, hw_fpt, processed, batch, step_comm, bubble)
     a2a_s, expert_at_peak_s = moe_critical_path_s(c)  # the experts' extra time scales with 1 / utilisation
+    ops, op_s = operator_compute(c)  # NaN without a shape: the preset's utilisation then
 
     def serial_s(utilisation_frac: Any) -> Any:  # per-step work on the critical path beside the FLOPs
-        return adapter_s + a2a_s + mm.side_step_s(c) + expert_at_peak_s / utilisation_frac
+        return (
+            adapter_s
+            + a2a_s
+            + mm.side_step_s(c)
+            + expert_at_peak_s / np.where(np.isnan(op_s), utilisation_frac, ops.gemm_frac)
+        )
 
-    typical = _run(*common, g.utilisation_frac, host, serial_s(g.utilisation_frac))
+    typical = _run(*common, g.utilisation_frac, host, serial_s(g.utilisation_frac), op_s)
     io_s = checkpoint_io_s(c)
     out: Outputs = {
         **_inputs_shown(c),
@@ -270,9 +270,11 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
         "wall_clock_s": typical.wall_clock_s + io_s,
         "compute_wall_clock_s": typical.wall_clock_s,
     }
+    if everything:  # where the step goes and its largest part (the search's hot path never reads them)
+        out.update(step_parts(ops, typical, op_s, 1.0 - g.utilisation_is_end_to_end, typical.bubble_frac))
     if everything or not is_sft(c):  # the band's ends: the same run at the preset's low and high efficiency
-        slow = _run(*common, g.utilisation_frac_low, host, serial_s(g.utilisation_frac_low))
-        fast = _run(*common, g.utilisation_frac_high, host, serial_s(g.utilisation_frac_high))
+        slow = _run(*common, g.utilisation_frac_low, host, serial_s(g.utilisation_frac_low), op_s / BAND[0])
+        fast = _run(*common, g.utilisation_frac_high, host, serial_s(g.utilisation_frac_high), op_s / BAND[1])
         out["mfu_low"] = slow.mfu  # end to end like `mfu`: it brackets `mfu`
         out["mfu_high"] = fast.mfu
         out["wall_clock_s_low"] = fast.wall_clock_s + io_s
@@ -280,6 +282,7 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     out["per_device_flops_per_s"] = typical.mfu * g.peak_flops_per_s
     out["cluster_flops_per_s"] = out["per_device_flops_per_s"] * lay.n_gpus
     out["tokens_per_s"] = w.training_tokens / out["wall_clock_s"]
+    out["bound_by_code"] = bound_by_code(out) if everything else np.nan
     out.update(mm.with_side_parts(c, out | _memory(c, memory, everything)))
     out.update(post_training_outputs(c, out, breakdown, inputs))
     room = out.pop("generation_fits", 1.0)  # a colocated rollout engine with no room: does not fit

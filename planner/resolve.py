@@ -17,6 +17,7 @@ import numpy as np
 import planner.scenario_columns as sc
 from planner.catalogue.catalog import Catalogs, check_precision, precision_problem
 from planner.catalogue.efficiency import precision_class
+from planner.catalogue.microbench import operator_gpu_fields
 from planner.catalogue.power_limits import (
     capped_peak_rate,
     catalogue_power_limit_w,
@@ -146,6 +147,7 @@ def gpu_columns(
         usd_per_gpu_hour_low=float(money.usd_per_gpu_hour_low),
         usd_per_gpu_hour_high=float(money.usd_per_gpu_hour_high),
         power_limit_w=power_limit_w(gpu, s.power_limit_w),
+        **operator_gpu_fields(gpu, s.precision, s.power_limit_w, peak_tflops, cats),
     )
     provenance = GpuProvenance(
         catalog_peak_tflops=rate.tflops,

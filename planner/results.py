@@ -17,12 +17,13 @@ from typing import Any, Final, get_args
 from pydantic import ConfigDict
 
 from planner.formulas.memory.verdict import MEMORY_STATISTIC_ROWS, MemoryStatisticFigures
+from planner.formulas.operators.outputs import STEP_PART_ROWS, StepPartsFigures
 from planner.formulas.units import GIB_BYTES, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 from planner.multimodal.outputs import MULTIMODAL_ROWS, MultimodalFigures
 from planner.post.outputs import POST_TRAINING_ROWS, PostTrainingFigures
 
 
-class Estimate(PostTrainingFigures, MemoryStatisticFigures, MultimodalFigures):
+class Estimate(PostTrainingFigures, MemoryStatisticFigures, MultimodalFigures, StepPartsFigures):
     """Every figure of one plan (`None`: not computable from these inputs, `unavailable` says why); bases' figures."""
 
     model_config = ConfigDict(frozen=True)
@@ -274,7 +275,7 @@ OUTPUTS: Final = (
     *_rows("min", ("checkpoint_interval_min", "Checkpoint interval (min)", "checkpoint_interval_s")),
     *_rows("s", ("checkpoint_write_s", "Checkpoint write (s)", "checkpoint_write_s")),
     *_rows("fraction", ("goodput_frac", "Goodput (plain ÷ with failures)", "goodput_frac")),
-    *(Output(*row) for row in POST_TRAINING_ROWS + MEMORY_STATISTIC_ROWS + MULTIMODAL_ROWS),
+    *(Output(*row) for row in POST_TRAINING_ROWS + MEMORY_STATISTIC_ROWS + MULTIMODAL_ROWS + STEP_PART_ROWS),
 )
 OUTPUT_BY_KEY: Final = {output.key: output for output in OUTPUTS}
 # Estimate's figures that come from the table, and those that are None (not NaN) when they cannot be computed

@@ -140,6 +140,7 @@ def layout_columns(s: Scenario) -> LayoutColumns:
         moe_capacity_factor=s.moe_capacity_factor,
         reduce_bytes_per_param=REDUCE_DTYPE_BYTES[s.reduce_dtype],
         overlap_windows=float(s.overlap_model == "windows"),
+        tp_comm_overlap=float(s.tp_comm_overlap),
         etp=float(s.etp or 0),  # 0: follows tp, also where the plan search varies tp
         full_model_load=float(s.model_loading == "full_on_gpu"),
     )

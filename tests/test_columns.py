@@ -30,6 +30,8 @@ FLAGS = {
     "full_model_load",  # model loading (issue 14 item 9): model_loading "full_on_gpu"
     "overlap_windows",  # communication (issue 14 item 6): overlap_model "windows"
     "hybrid_shard",
+    "fp8_compute",  # the operator step model: matmuls in FP8
+    "tp_comm_overlap",  # tensor-parallel collectives overlap the GEMMs (Megatron's option)
     "sequence_parallel",
     "flash_attention",
     "fused_cross_entropy",

@@ -24,9 +24,9 @@ from planner.decide.compare import (
     candidate_gpu_counts,
     compare_gpus,
     filter_rows,
-    pareto_frontier,
     sort_rows,
 )
+from planner.decide.frontier import pareto_frontier
 from planner.errors import PlannerError
 from planner.estimate import estimate
 from planner.formulas.memory.verdict import VERDICT_NAMES

@@ -10,7 +10,8 @@ import polars as pl
 import pytest
 
 from planner.catalogue.catalog import default_catalogs
-from planner.decide.compare import compare_gpus, pareto_frontier
+from planner.decide.compare import compare_gpus
+from planner.decide.frontier import pareto_frontier
 from planner.inputs.scenario import Scenario
 from ui import compare_charts, compare_table
 from ui import format as fmt

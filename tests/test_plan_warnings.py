@@ -86,6 +86,7 @@ def test_few_prompts_per_rollout_step_are_named() -> None:
     assert message.startswith("Each rollout step generates for only 4 prompts")
     assert "few_prompts" not in warnings_of(grpo(rollout_prompts=FEW_ROLLOUT_PROMPTS))
     assert "few_prompts" not in warnings_of(Scenario(model="Llama 3.1 8B", rollout_prompts=4))  # SFT
+    assert "few_prompts" not in warnings_of(grpo(examples=20))  # every prompt of the run in one step
 
 
 def test_more_gpus_that_make_a_plan_slower_are_named_with_both_times() -> None:

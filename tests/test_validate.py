@@ -7,6 +7,7 @@ import csv
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from statistics import median
 
@@ -14,6 +15,10 @@ import polars as pl
 import pytest
 
 from planner.cases import case_post
+from planner.cases.case_gpu import GpuMatcher
+from planner.cases.case_predict import predict_case
+from planner.cases.case_scoring import feeds_presets, source_of
+from planner.cases.residual import residual_from, residual_records
 from planner.cases.validate import (
     CASE_FILE_COLUMNS,
     CATEGORIES,
@@ -25,6 +30,7 @@ from planner.cases.validate import (
     validate_cases,
     validate_file,
 )
+from planner.cases.validate import _case as validate_case
 from planner.catalogue.catalog import default_catalogs
 from planner.cli.main import main as cli_main
 
@@ -493,14 +499,19 @@ def test_refit_modes_hold_out_more_and_err_more(three_modes):
     assert three_modes[None]["summary"]["memory"] == three_modes["source"]["summary"]["memory"]  # no preset
 
 
-def test_a_row_alone_in_its_preset_cell_is_reproduced_by_shipped_and_not_by_refit(three_modes):
-    # LF-14 (MPT-3B FP8 on H100) is the only measured hopper <3B fp8 cell: the shipped preset is its own
-    # efficiency, so shipped reproduces it; refit without it falls back to a filled cell.
-    def error(mode):
-        return next(r["rel_error"] for r in three_modes[mode]["rows"] if r["case_id"] == "LF-14")
-
-    assert abs(error(None)) < 1e-3
-    assert abs(error("row")) > 0.05 and error("row") == error("source")  # LF is one source: same cell fill
+def test_source_holdout_refits_the_residual_without_the_rows_source(three_modes, bundled_cases):
+    # LF-14 (MPT-3B FP8 on H100): under source holdout its hopper residual is the median over the hopper rows
+    # of every other source, so its prediction is the one the shipped catalogues give with that residual.
+    cats, gpus = CATS, GpuMatcher(CATS)
+    cases = {row["case_id"]: validate_case(row, cats, gpus) for row in bundled_cases}
+    found = residual_records(bundled_cases, cases, cats, feeds_presets)
+    lf14 = next(row for row in bundled_cases if row["case_id"] == "LF-14")
+    held = residual_from([(g, r) for row, g, r in found if source_of(row) != source_of(lf14)])
+    assert held["hopper"] != pytest.approx(CATS.residual_frac("hopper"), abs=1e-4)
+    scenario, facts, _ = cases["LF-14"]
+    expected, _ = predict_case(scenario, facts, replace(CATS, operator_residual=held))
+    predicted = next(r["predicted"] for r in three_modes["source"]["rows"] if r["case_id"] == "LF-14")
+    assert predicted == pytest.approx(expected, rel=1e-9)
 
 
 def test_source_holdout_leaves_out_every_row_of_the_document(bundled_cases):

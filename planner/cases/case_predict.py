@@ -37,8 +37,24 @@ def evaluated(scenario: Scenario, cats: Catalogs) -> tuple[Columns, dict[str, An
 
 def predict_case(scenario: Scenario, facts: CaseFacts, cats: Catalogs) -> tuple[float, float]:
     """(predicted value in the row's unit, the compute efficiency the prediction used)."""
+    value, efficiency, _ = predict_case_basis(scenario, facts, cats)
+    return value, efficiency
+
+
+def predict_case_basis(scenario: Scenario, facts: CaseFacts, cats: Catalogs) -> tuple[float, float, str]:
+    """`predict_case` and what the prediction rests on in words: the operator model and its residual (or the
+    bare count's efficiency preset), and a flag when the memory model says the plan does not fit."""
     columns, out = evaluated(scenario, cats)
-    return read_out(columns, out, facts), float(columns.gpu.utilisation_frac)
+    value, efficiency = read_out(columns, out, facts), float(columns.gpu.utilisation_frac)
+    operator = bool(np.all(columns.model.has_shape > 0)) and not bool(columns.gpu.utilisation_is_end_to_end)
+    words = (
+        f"operator model, residual {float(columns.gpu.residual_frac):.3f}"
+        if operator
+        else f"efficiency {efficiency:.3f}"
+    )
+    if float(out["fits_vram"]) == 0.0:
+        words += "; flagged: the memory model says this plan does not fit"
+    return value, efficiency, words
 
 
 def read_out(c: Columns, out: Mapping[str, Any], facts: CaseFacts) -> float:
@@ -68,13 +84,14 @@ def read_out(c: Columns, out: Mapping[str, Any], facts: CaseFacts) -> float:
 
 
 def interpreted_unit(c: Columns, out: Mapping[str, Any], facts: CaseFacts) -> str:
-    """The unit a value is read in; an ambiguous tokens/s is total when a per-GPU reading would need more
-    model FLOP/s than the GPU's dense peak (the only physically possible reading), per GPU otherwise."""
+    """The unit a value is read in. A tokens/s that its source does not state as per GPU or total is per GPU
+    on one GPU (both readings agree); on more GPUs the row cannot be scored without looking at the measured
+    value to pick a reading, which would read the answer back into the prediction: it is skipped."""
     if facts.measured_unit != "tokens_per_s_ambiguous":
         return facts.measured_unit
-    model_per_token = float(out["model_flops"] / out["processed_tokens"])
-    per_gpu_ceiling = c.gpu.peak_flops_per_s / model_per_token
-    return "tokens_per_s_total" if facts.measured_value > per_gpu_ceiling else "tokens_per_s_per_gpu"
+    if float(np.max(c.layout.n_gpus)) == 1.0:
+        return "tokens_per_s_per_gpu"
+    raise ValueError("tokens/s not stated as per GPU or total on several GPUs: skipped rather than guessed")
 
 
 def source_flops_per_token(c: Columns, facts: CaseFacts) -> tuple[Any, Any]:
@@ -91,8 +108,14 @@ def case_efficiency(scenario: Scenario, facts: CaseFacts, cats: Catalogs) -> flo
     target is found on a grid of utilisations evaluated at once and interpolated in 1 / utilisation (exact
     where the step is linear in it), then refined once on a narrow grid.
     """
-    columns, out = evaluated(scenario, cats)
-    at_preset = read_out(columns, out, facts)
+    # The presets now serve only bare parameter counts: the FLOP model at a utilisation, which a NaN residual
+    # selects for every row (planner.formulas.operators.step.operator_compute)
+    columns = evaluated(scenario, cats)[0].replace(residual_frac=np.nan)
+    out = evaluate(columns)
+    try:
+        at_preset = read_out(columns, out, facts)
+    except ValueError as err:  # a row that cannot be read without its measured value (ambiguous unit)
+        return str(err)
     ratio = facts.measured_value / at_preset
     target_step_s = float(out["step_time_s"]) * (
         ratio if facts.measured_unit in STEP_PROPORTIONAL_UNITS else 1 / ratio

@@ -35,17 +35,16 @@ from planner.cases.case_file import (
 )
 from planner.cases.case_gpu import GpuMatcher
 from planner.cases.case_multimodal import is_multimodal, multimodal_case
-from planner.cases.case_predict import predict_case
+from planner.cases.case_predict import predict_case_basis
 from planner.cases.case_row import MEMORY_UNITS, TIME_UNITS, CaseFacts, case_scenario
 from planner.cases.case_scoring import (
-    efficiency_record,
     feeds_presets,
-    refit_table,
     source_of,
     summarise,
 )
 from planner.cases.energy_cases import energy_from_gpu_hours
 from planner.cases.rel_error import relative_error
+from planner.cases.residual import residual_from, residual_records
 from planner.catalogue.catalog import Catalogs
 from planner.inputs.scenario import Scenario
 
@@ -169,16 +168,11 @@ class _Presets:
         self, cats: Catalogs, refit: str | None, rows: Sequence[dict[str, str]], cases: dict
     ) -> None:
         self.cats, self.refit = cats, refit
-        self.records: list[tuple[str, dict[str, Any]]] = []  # (holdout key, record)
         self._tables: dict[str, Catalogs] = {}
         if refit is None:
             return
-        for row in rows:
-            case = cases[row["case_id"]]
-            if feeds_presets(row) and not isinstance(case, str):
-                record = efficiency_record(case[0], case[1], case[2], cats)
-                if isinstance(record, dict):
-                    self.records.append((self._key(row), record))
+        found = residual_records(rows, cases, cats, feeds_presets)  # the operator model's residual
+        self.residuals = [(self._key(row), generation, ratio) for row, generation, ratio in found]
 
     def _key(self, row: Mapping[str, str]) -> str:
         return source_of(row) if self.refit == "source" else row["case_id"]
@@ -189,11 +183,12 @@ class _Presets:
             return self.cats, "shipped presets"
         key = self._key(row)
         if key not in self._tables:
-            kept = [record for holdout, record in self.records if holdout != key]
-            table = refit_table(kept, f"{self.refit} {key}")
-            self._tables[key] = replace(self.cats, efficiency=table)
+            # Shaped rows' time comes from the operator model and its residual, which is refit; the
+            # efficiency presets only serve bare parameter counts now and stay shipped.
+            residual = residual_from([(gen, ratio) for held, gen, ratio in self.residuals if held != key])
+            self._tables[key] = replace(self.cats, operator_residual=residual)
         what = "this row" if self.refit == "row" else f"source {key}"
-        return self._tables[key], f"presets refit without {what}"
+        return self._tables[key], f"residual refit without {what}"
 
 
 def _predicted(row: dict[str, str], case: Case | str, presets: _Presets) -> dict[str, Any]:
@@ -202,14 +197,14 @@ def _predicted(row: dict[str, str], case: Case | str, presets: _Presets) -> dict
     scenario, facts, _ = case
     cats, label = presets.for_row(row)
     try:
-        value, efficiency = predict_case(scenario, facts, cats)
+        value, _, words = predict_case_basis(scenario, facts, cats)
     except ValueError as err:  # a preset cell the (refit) table cannot fill, an unknown catalogue name
         return _result(row, None, f"no prediction: {str(err).splitlines()[0]}", "")
     if facts.statistic:
         read_as = " (statistic not stated: read as allocated)" if "unspecified" in facts.measured_unit else ""
         head = f"{facts.statistic} peak per GPU{read_as}"
     else:
-        head = f"efficiency {efficiency:.3f} ({label})"
+        head = f"{words} ({label})"
     basis = "; ".join([head, *facts.assumptions])
     if row["measured_unit"] in ENERGY_CHAIN_UNITS:
         energy = energy_from_gpu_hours(row, value, f"case-model {value:,.0f} GPU-hours at {basis}")

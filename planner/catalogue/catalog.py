@@ -39,6 +39,7 @@ from planner.catalogue.catalog_overlay import (
 )
 from planner.catalogue.catalog_read import CatalogError, UnknownNameError
 from planner.catalogue.efficiency import EfficiencyIndex, load_efficiency_table
+from planner.catalogue.microbench import residual_table
 from planner.catalogue.models import ModelIndex, load_model_presets
 from planner.catalogue.paths import bundled_data_dir
 from planner.catalogue.precisions import (
@@ -95,6 +96,8 @@ class Catalogs:
     storage: pl.DataFrame
     models: pl.DataFrame
     efficiency: pl.DataFrame
+    # the operator step model's residual per GPU generation (data/microbench/residual.csv when None)
+    operator_residual: Any = None  # a mapping generation -> residual_frac, or None
 
     # --- indexes, each built from its own frame on first use -------------------------------------------
 
@@ -123,6 +126,11 @@ class Catalogs:
         return EfficiencyIndex(self.efficiency)
 
     # --- lookups -------------------------------------------------------------------------------------
+
+    def residual_frac(self, generation: str) -> float:
+        """The operator model's residual for a GPU generation (planner.catalogue.microbench)."""
+        table = residual_table() if self.operator_residual is None else self.operator_residual
+        return float(table.get(generation, table.get("default", 1.0)))
 
     def gpu(self, name: str) -> dict[str, Any]:
         """The GPU row for a name or alias (case, spaces, hyphens ignored); unknown: the closest names."""

@@ -14,9 +14,9 @@ from planner.decide.compare import (
     SORT_METRICS,
     compare_gpus,
     filter_rows,
-    pareto_frontier,
     sort_rows,
 )
+from planner.decide.frontier import pareto_frontier
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
 SORT_BY_COLUMN = {column: label for label, (column, _) in SORT_METRICS.items()}
@@ -34,6 +34,7 @@ TABLE_COLUMNS = (
     "energy_kwh",
     "co2e_kg",
     "on_frontier",
+    "bound_by",  # the largest part of each GPU's step, in words
     "status",
 )
 # A post-training comparison's table adds the models beside the policy, the KV cache and the time by part

@@ -1,9 +1,9 @@
-"""What a plan's time is bound by, in a word or two, for the plan sheet, the comparison and the command line.
+"""What a plan's time is bound by, in words, for the plan sheet, the comparison and the command line.
 
-The one seam for this figure: it reads the step's parts the evaluation already reports (communication before
-overlap, exposed host offload, LoRA/QLoRA memory-bound work, the pipeline bubble, and for PPO/GRPO the share of
-the run spent generating). Once the Estimate carries its own step-time breakdown and verdict, `bound_by_parts`
-returns that instead and every caller follows.
+The one seam for this figure. The step's own verdict comes from the operator model (the largest part of the
+step, `planner.formulas.operators.outputs.bound_by_words`: GEMMs, attention, memory-bound operations, launches,
+exposed communication with the layout behind it, the bubble, offload, adapters). A PPO or GRPO run adds what no
+training step shows: when generating the rollouts takes most of the run, that is what it waits on.
 """
 
 from __future__ import annotations
@@ -13,34 +13,32 @@ from typing import Any
 
 import numpy as np
 
+from planner.formulas.operators.outputs import bound_by_words
 from planner.results import Estimate
 
-# A part that takes at least half of the step (or of the run, for generation) is what the plan waits on;
-# below that, the matrix multiplies are. The same threshold as the communication banner
-# (planner.decide.plan_words.COMM_BOUND_FRAC).
+# A share of the run at or above this is what the plan waits on; the same threshold as the communication
+# banner (planner.decide.plan_words.COMM_BOUND_FRAC).
 BOUND_FRAC = 0.5
-PARTS = ("generation", "communication", "host offload", "memory bandwidth", "pipeline bubble")
 
 
-def bound_by_parts(out: Mapping[str, Any]) -> list[str]:
-    """Per row of evaluate's outputs (or one Estimate's figures): "generation", "communication", "host
-    offload", "memory bandwidth", "pipeline bubble" or "compute"."""
-    step = np.atleast_1d(np.asarray(out["step_time_s"], dtype=float))
-    step = np.where(step > 0, step, np.inf)
-    shares = np.vstack(
-        [
-            np.broadcast_to(np.asarray(out["generation_frac"], dtype=float), step.shape),
-            np.asarray(out["comm_time_s"], dtype=float) / step,
-            np.asarray(out["offload_time_s"], dtype=float) / step,
-            np.asarray(out["adapter_memory_time_s"], dtype=float) / step,
-            np.broadcast_to(np.asarray(out["bubble_frac"], dtype=float), step.shape),
-        ]
-    )
-    shares = np.nan_to_num(shares, nan=0.0)
-    largest = shares.argmax(axis=0)
-    return [PARTS[i] if shares[i, row] >= BOUND_FRAC else "compute" for row, i in enumerate(largest)]
+def with_generation(step_words: str, generation_frac: float) -> str:
+    """The step's verdict, or the rollouts' when generating is at least BOUND_FRAC of the run."""
+    if generation_frac >= BOUND_FRAC:
+        return f"generation-bound: rollouts take {generation_frac:.0%} of the run"
+    return step_words
 
 
 def bound_by(est: Estimate) -> str:
-    """One plan's verdict (see `bound_by_parts`)."""
-    return bound_by_parts(est.to_flat())[0]
+    """One plan's verdict (module docstring)."""
+    return with_generation(est.bound_by, est.generation_frac or 0.0)
+
+
+def bound_by_rows(out: Mapping[str, Any], layout: Any, n_rows: int) -> list[str]:
+    """Per row of evaluate's outputs under one layout (`planner.columns` layout group): the verdict in words."""
+    degrees = [float(np.max(getattr(layout, name))) for name in ("tp", "cp", "pp", "n_gpus_per_node")]
+    generation = np.broadcast_to(np.nan_to_num(np.asarray(out["generation_frac"], dtype=float)), n_rows)
+    codes = np.broadcast_to(np.asarray(out["bound_by_code"]), n_rows)
+    return [
+        with_generation(bound_by_words(int(code), *degrees), float(frac))
+        for code, frac in zip(codes, generation, strict=True)
+    ]

@@ -21,7 +21,7 @@ import polars as pl
 
 from planner.catalogue.catalog import Catalogs
 from planner.columns import Columns, GpuColumns, map_columns, stack
-from planner.decide.bound_by import bound_by_parts
+from planner.decide.bound_by import bound_by_rows
 from planner.evaluate import evaluate
 from planner.formulas.memory.recipes import PEAK_PHASE_NAMES
 from planner.formulas.memory.verdict import verdict_names
@@ -127,7 +127,11 @@ def compare_gpus(s: Scenario, cats: Catalogs, max_gpus: int = MAX_GPUS) -> pl.Da
     fits = grid["fits_vram"]  # evaluate's verdict, the same one the single estimate reports
     current = int(np.flatnonzero(counts == s.n_gpus)[0])
     at_current = {key: value[:, current] for key, value in grid.items()}
-    return _frame(s, per_gpu, at_current, fits[:, current], _fewest(fits, counts))
+    frame = _frame(s, per_gpu, at_current, fits[:, current], _fewest(fits, counts))
+    words = bound_by_rows(
+        at_current, resolved.columns.layout, len(per_gpu.names)
+    )  # why each step takes what it does
+    return frame.with_columns(pl.Series("bound_by", words, dtype=pl.String))
 
 
 @dataclass(frozen=True)
@@ -198,7 +202,6 @@ def _frame(
         "fit_verdict": pl.Series(
             verdict_names(np.where(cannot_run, np.nan, out["fit_verdict"])), dtype=pl.String
         ),
-        "bound_by": pl.Series(bound_by_parts(out), dtype=pl.String),  # the seam the sheet and CLI use too
         "min_gpus_to_fit": pl.Series([None if math.isnan(n) else int(n) for n in fewest], dtype=pl.Int64),
         **{
             name: pl.Series(np.asarray(values, dtype=float), dtype=pl.Float64, nan_to_null=True)
@@ -274,27 +277,3 @@ def sort_rows(frame: pl.DataFrame, metric: str) -> pl.DataFrame:
         nulls_last=True,
         maintain_order=True,
     )
-
-
-def pareto_frontier(
-    frame: pl.DataFrame,
-    x: str = "wall_clock_h",
-    y: str = "cost_usd",
-    *,
-    among: str | None = None,
-    name: str = "on_frontier",
-) -> pl.DataFrame:
-    """Add a boolean column: True where no other row is at least as good on both x and y and better on one.
-
-    Lower is better on both. Rows with a missing x or y are never on the frontier; with `among` (a boolean
-    column), only rows where it is True take part (e.g. only GPUs that fit).
-    """
-    xs = frame[x].cast(pl.Float64).fill_null(np.nan).to_numpy()
-    ys = frame[y].cast(pl.Float64).fill_null(np.nan).to_numpy()
-    valid = np.isfinite(xs) & np.isfinite(ys)
-    if among is not None:
-        valid &= frame[among].fill_null(False).to_numpy().astype(bool)
-    no_worse = (xs[:, None] <= xs[None, :]) & (ys[:, None] <= ys[None, :])
-    better = (xs[:, None] < xs[None, :]) | (ys[:, None] < ys[None, :])
-    dominated = (valid[:, None] & no_worse & better).any(axis=0)  # [j, i]: does row j dominate row i
-    return frame.with_columns(pl.Series(name, valid & ~dominated, dtype=pl.Boolean))

@@ -102,7 +102,9 @@ def communication_warning(est: Estimate) -> PlanWarning | None:
 
 
 def rollout_warning(resolved: Resolved, est: Estimate) -> PlanWarning | None:
-    if resolved.scenario.post_training not in ONLINE or est.rollout_prompts >= FEW_ROLLOUT_PROMPTS:
+    s = resolved.scenario
+    # a run of fewer prompts than that in all cannot raise it: no advice to give
+    if s.post_training not in ONLINE or est.rollout_prompts >= min(FEW_ROLLOUT_PROMPTS, s.examples):
         return None
     prompts = round(est.rollout_prompts)
     noun = "prompt" if prompts == 1 else "prompts"

@@ -14,6 +14,7 @@ from planner.decide.sweep_types import Constraints
 from planner.evaluate import evaluate
 from planner.formulas.memory.recipes import Recompute
 from planner.formulas.memory.verdict import VERDICT_NAMES
+from planner.formulas.operators.outputs import bound_by_words
 from planner.formulas.units import SECONDS_PER_HOUR
 from planner.resolve import Resolved
 from planner.results import shown
@@ -191,13 +192,25 @@ def result_frame(
         for name in (*OFFLOAD_COLUMNS, "ep"):  # the scenario's own unless the grid varies them
             layout.setdefault(name, np.full(len(where), float(getattr(one.columns.layout, name))))
         for i, position in enumerate(where):
-            records[position] = _record(str(one.gpu["name"]), layout, figures, i)
-            records[position]["fit_verdict"] = VERDICT_NAMES[int(verdicts[i])]
+            records[position] = {
+                **_record(str(one.gpu["name"]), layout, figures, i),
+                "bound_by": _bound(one, layout, out, i),
+                "fit_verdict": VERDICT_NAMES[int(verdicts[i])],
+            }
     schema = {**_SCHEMA, **(_GENERATION_SCHEMA if "n_generation_gpus" in grid.columns else {})}
     frame = pl.DataFrame(records, schema=schema, orient="row") if records else pl.DataFrame(schema=schema)
     return frame.with_columns(pl.int_range(1, frame.height + 1, dtype=pl.Int64).alias("rank")).select(
         "rank", *schema
     )
+
+
+def _bound(one: Resolved, layout: dict[str, np.ndarray], out: dict[str, Any], i: int) -> str:
+    """Why the plan's step takes what it takes: its largest part in words (planner.formulas.operators.outputs)."""
+    tp, cp, pp = (
+        _value(layout.get(name, getattr(one.columns.layout, name)), i) for name in ("tp", "cp", "pp")
+    )
+    per_node = float(one.columns.layout.n_gpus_per_node)
+    return bound_by_words(int(_value(out["bound_by_code"], i)), tp, cp, pp, per_node)
 
 
 def _value(values: Any, i: int) -> float:
@@ -259,4 +272,5 @@ _SCHEMA: dict[str, Any] = {
     **dict.fromkeys(OFFLOAD_COLUMNS, pl.Boolean),
     **dict.fromkeys(_FLOAT, pl.Float64),
     "fit_verdict": pl.String,  # "fits" or "tight — may run out of memory" (planner.formulas.memory.verdict)
+    "bound_by": pl.String,
 }

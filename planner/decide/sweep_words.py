@@ -103,7 +103,8 @@ def explain(
     if not top.height:
         return _nothing(kept, constraints, space)
     winner = top.row(0, named=True)
-    figures = f"{hours_words(winner['wall_clock_h'])}, {usd_words(winner['cost_usd'])}"
+    bound = f"; {winner['bound_by']}" if winner.get("bound_by") else ""  # its step's largest part
+    figures = f"{hours_words(winner['wall_clock_h'])}, {usd_words(winner['cost_usd'])}{bound}"
     sentence = (
         f"{label(winner)}: the {SUPERLATIVE[constraints.objective]} configuration that "
         f"{_conditions(constraints, space, winner.get('fit_verdict') == 'fits')} ({figures})."
@@ -116,7 +117,8 @@ def explain(
     other = _alternative(winner, frontier)
     if other is None or not np.isfinite(winner["cost_usd"]):
         return sentence
-    other_figures = f"{hours_words(other['wall_clock_h'])}, {usd_words(other['cost_usd'])}"
+    other_bound = f"; {other['bound_by']}" if other.get("bound_by") else ""
+    other_figures = f"{hours_words(other['wall_clock_h'])}, {usd_words(other['cost_usd'])}{other_bound}"
     return f"{sentence} {label(other)} is {_versus(winner, other)} ({other_figures})."
 
 

@@ -26,6 +26,14 @@ OVERLAP_MODELS: tuple[str, ...] = ("constant", "windows")
 
 FIELDS: dict[str, dict[str, Any]] = {
     "reduce_dtype": {"default": "auto", "description": "dtype of the gradient reduction; auto = by recipe"},
+    # Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers) splits each tensor-parallel all-gather and
+    # reduce-scatter into chunks that run beside the GEMMs; without it (Megatron's default, and PyTorch's plain
+    # tensor parallelism) the layer waits for every collective (Megatron-LM arguments.py, "--tp-comm-overlap":
+    # "Enables the overlap of Tensor parallel communication and GEMM kernels"). Off by default.
+    "tp_comm_overlap": {
+        "default": False,
+        "description": "tensor-parallel collectives overlap the GEMMs (Megatron --tp-comm-overlap); off: exposed",
+    },
     "overlap_model": {
         "default": "constant",
         "description": "how data-parallel traffic hides: constant share, or behind its compute window",

@@ -208,6 +208,7 @@ class Scenario(BaseModel):
     moe_capacity_factor: float = Field(**moe.FIELDS["moe_capacity_factor"])
     reduce_dtype: ci.ReduceDtype = Field(**ci.FIELDS["reduce_dtype"])
     overlap_model: ci.OverlapModel = Field(**ci.FIELDS["overlap_model"])
+    tp_comm_overlap: bool = Field(**ci.FIELDS["tp_comm_overlap"])
     etp: int | None = Field(**moe.FIELDS["etp"])  # expert tensor parallelism (issue 14 item 1)
     model_loading: ld.ModelLoading = Field(**ld.FIELDS["model_loading"])  # issue 14 item 9: loading_inputs.py
     images_per_example: float = Field(**mm.FIELDS["images_per_example"])  # reasons: multimodal_inputs.py

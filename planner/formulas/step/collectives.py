@@ -231,6 +231,8 @@ class StepComm:
     data_parallel_window_frac: Number = 1.0
     data_parallel_unhidden_frac: Number = 0.0
     windows: Number = 0.0
+    # the tensor-parallel share of `pipelined_s` that no compute hides (0 with tp_comm_overlap)
+    exposed_tensor_s: Number = 0.0
 
     @property
     def total_s(self) -> Number:

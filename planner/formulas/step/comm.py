@@ -14,6 +14,8 @@ numpy arrays; categorical choices arrive as numbers (ZeRO stage 0-3, flags 0/1).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from planner.formulas.step import collectives
@@ -284,8 +286,9 @@ def layout_comm(
     )  # fmt: skip
     step = StepComm(as_number(pipelined + latency_pipelined), as_number(data_parallel + latency_dp))
     if not np.any(overlap_windows):  # the default constant overlap: no windows to work out
-        return step
+        return replace(step, exposed_tensor_s=as_number(tensor))
     window, unhidden = collectives.data_parallel_window(
         zero_stage, grad_accum, buckets, layers, full_recompute, rounds, gathers
     )
-    return StepComm(step.pipelined_s, step.data_parallel_s, window, unhidden, as_number(overlap_windows))
+    windows = as_number(overlap_windows)
+    return StepComm(step.pipelined_s, step.data_parallel_s, window, unhidden, windows, as_number(tensor))

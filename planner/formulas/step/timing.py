@@ -168,6 +168,8 @@ class RunTime:
     mfu: Number  # achieved, end to end
     hfu: Number
     offload_time_s: Number = 0.0  # per step, exposed host transfers and CPU optimizer step (preset mode only)
+    exposed_pipelined_s: Number = 0.0  # the exposed TP/CP/PP traffic inside the micro-batches
+    compute_and_pipelined_s: Number = 0.0  # what the pipeline bubble stretches: compute + exposed_pipelined_s
 
 
 def run_time(
@@ -185,6 +187,7 @@ def run_time(
     overlap_frac: Number,
     offload: OffloadStep = NO_OFFLOAD,
     memory_bound_s: Number = 0.0,
+    operator_compute_s: Number = np.nan,
 ) -> RunTime:
     """Step time, wall clock and throughput for both utilisation modes (see the module docstring).
 
@@ -192,18 +195,22 @@ def run_time(
     offload time (`planner.formulas.step.offload`) is added to the preset's step, after the pipeline schedule: like
     the data-parallel sync it is paid once per step. `memory_bound_s`: per-step GPU work that runs at memory
     bandwidth rather than the tensor-core rate (LoRA/QLoRA, `planner.formulas.step.adapter_time`); it joins the
-    preset's compute. Your own end-to-end MFU already holds both.
+    preset's compute. Your own end-to-end MFU already holds both. `operator_compute_s`: the compute per step
+    from the operator model (`planner.formulas.operators.step`), which replaces FLOPs / (peak × utilisation)
+    where it is a number (NaN: no model shape, the preset's utilisation stays).
     """
     model_step = model_flops_per_token * batch_tokens
     hardware_step = hardware_flops_per_token * batch_tokens
     own_mfu_step = compute_time_s(model_step, n_gpus, peak_flops_per_s, utilisation_frac)
-    preset_compute = (
-        compute_time_s(hardware_step, n_gpus, peak_flops_per_s, utilisation_frac) + memory_bound_s
-    )
+    from_flops = compute_time_s(hardware_step, n_gpus, peak_flops_per_s, utilisation_frac)
+    preset_compute = np.where(np.isnan(operator_compute_s), from_flops, operator_compute_s) + memory_bound_s
     windows = (comm.data_parallel_window_frac, comm.data_parallel_unhidden_frac, comm.windows)
+    # tensor-parallel collectives without tp_comm_overlap wait on the critical path; the rest may hide
+    hideable = comm.pipelined_s - comm.exposed_tensor_s
     pipelined, data_parallel = exposed_parts_s(
-        preset_compute, comm.pipelined_s, comm.data_parallel_s, overlap_frac, *windows
+        preset_compute, hideable, comm.data_parallel_s, overlap_frac, *windows
     )
+    pipelined = pipelined + comm.exposed_tensor_s
     preset_step = scheduled_step_s(preset_compute, pipelined, data_parallel, bubble_frac)
     exposed = pipelined + data_parallel
     offloads = offload is not NO_OFFLOAD  # most plans (and most sweeps) put nothing on the host
@@ -227,6 +234,8 @@ def run_time(
         mfu=as_number(flops_utilisation(model_step, step, n_gpus, peak_flops_per_s)),
         hfu=as_number(flops_utilisation(hardware_step, step, n_gpus, peak_flops_per_s)),
         offload_time_s=as_number(np.where(end_to_end, 0.0, offload_s) + 0.0 * step) if offloads else 0.0,
+        exposed_pipelined_s=as_number(np.where(end_to_end, 0.0, pipelined)),
+        compute_and_pipelined_s=as_number(np.where(end_to_end, 0.0, preset_compute + pipelined)),
     )
 
 

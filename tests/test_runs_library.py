@@ -89,3 +89,17 @@ def test_cli_attach_then_compare(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["runs", "compare", "no-such-plan", "--db", db]) == 2
     assert "no plan has that name" in capsys.readouterr().err
     assert main(["runs", "compare", "--db", db]) == 2  # neither PLAN nor --files
+
+
+def test_the_explanation_names_the_step_breakdown_parts() -> None:
+    (megatron,) = import_runs([DATA / "megatron.log"])
+    rows = compare_runs(PLAN, [megatron])
+    flat = estimate_resolved(resolve(PLAN, catalogs_from_environment())).to_flat()
+    parts = {key: flat[key] for key in ("gemm_time_s", "attention_time_s", "memory_bound_time_s",
+                                        "residual_time_s", "exposed_data_parallel_comm_s")}  # fmt: skip
+    largest = max(parts, key=lambda key: parts[key]).removesuffix("_s")
+    tflops = next(row for row in rows if row["figure"] == "model TFLOP/s per GPU")
+    assert f"largest part {largest}" in tflops["explained_by"]
+    # 6.1 s measured against a ~0.1 s plan: more than every part together, so the plan is not that run
+    step = next(row for row in rows if row["figure"] == "step time (s per optimizer step)")
+    assert "exceeds the whole modelled total" in step["explained_by"]

@@ -32,8 +32,14 @@ MEMORY_PARTS = (
     "weights_gib", "gradients_gib", "optimizer_gib", "master_gib", "activations_gib", "logits_gib",
     "prefetch_gib", "optimizer_step_temp_gib", "overhead_gib", "fragmentation_gib",
 )  # fmt: skip
-# `*_s` keys that are totals or other phases, not parts of the training step
-NOT_STEP_PARTS = ("step_time_s", "post_step_time_s", "checkpoint_write_s")
+# The Estimate's step breakdown (operator model): these add up to step_time_s; comm_time_s is the whole
+# communication, mostly hidden under compute, so it is not a part (its exposed share is).
+STEP_PARTS = (
+    "gemm_time_s", "attention_time_s", "memory_bound_time_s", "launch_overhead_s", "residual_time_s",
+    "exposed_pipelined_comm_s", "exposed_data_parallel_comm_s", "bubble_time_s", "offload_time_s",
+    "adapter_memory_time_s",
+)  # fmt: skip
+STEP_SUM_TOLERANCE = 0.01  # rounding: the parts are summed in float64
 
 
 def derived(flat: Mapping[str, Any], tokens_per_sample: float) -> dict[str, float]:
@@ -75,18 +81,11 @@ def _explain(flat: Mapping[str, Any], kind: str, figure: str, predicted: float, 
         parts = {key.removesuffix("_gib"): float(flat.get(key) or 0.0) for key in MEMORY_PARTS}
         gap, unit = abs(measured - predicted), "GiB"
     else:
-        parts = {
-            key.removesuffix("_s"): float(value)
-            for key, value in flat.items()
-            if key.endswith("_s")
-            and not key.endswith("_per_s")
-            and key not in NOT_STEP_PARTS
-            and isinstance(value, int | float)
-            and value > 0
-        }
+        parts = {key.removesuffix("_s"): float(flat.get(key) or 0.0) for key in STEP_PARTS}
         step_s = float(flat.get("step_time_s") or 0.0)
-        # what the named parts leave of the step: the matrix multiplies, attention, element-wise work
-        parts["compute_and_rest"] = max(step_s - sum(parts.values()), 0.0)
+        rest = step_s - sum(parts.values())  # a part the breakdown does not name (none when it adds up)
+        if rest > STEP_SUM_TOLERANCE * step_s:
+            parts["unnamed_rest"] = rest
         # a rate's or the wall clock's gap as seconds of one planned step, to set beside the step's parts
         gap = (
             abs(measured - predicted) if figure == "step_time_s" else abs(step_s * (predicted / measured - 1))

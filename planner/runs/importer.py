@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from planner.runs.column_map import read_mapped_csv
+from planner.runs.column_map import parse_column_map, read_mapped_csv
 from planner.runs.hf_trainer import (
     MAX_JSON_BYTES,
     add_config,

@@ -90,7 +90,7 @@ if records and st.button("Attach the imported runs to this plan", key="runs.atta
 st.subheader("Plan versus actual")
 use_calibration = st.toggle("Calibrated to your runs", key="runs.calibrated")
 try:
-    rows = compare_plan(team, plan.name, catalogs(), use_calibration=use_calibration)
+    rows = compare_plan(team, plan.id, catalogs(), use_calibration=use_calibration)
     st.dataframe(rows, hide_index=True, key="runs.versus")
     st.caption("Error = predicted / measured - 1. 'Explained by' sets the gap beside the model's parts.")
 except RunLogError as err:

@@ -176,3 +176,10 @@ def test_cases_out_header_is_the_case_format(tmp_path: Path) -> None:
     with out.open() as handle:
         header = next(csv.reader(handle))
     assert header[:3] == ["case_id", "category", "source"] and "measured_unit" in header
+
+
+def test_column_map_given_as_text_as_the_app_passes_it() -> None:
+    (record,) = import_runs([DATA / "wandb_export.csv"], "tokens_per_s_per_gpu=perf/tokens_per_gpu")
+    assert record.figures["tokens_per_s_per_gpu"] == pytest.approx(8900.0)
+    with pytest.raises(RunLogError, match="not FIGURE=COLUMN"):
+        import_runs([DATA / "wandb_export.csv"], "tokens=perf/tokens_per_gpu")

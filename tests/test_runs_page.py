@@ -58,3 +58,14 @@ def test_plan_versus_actual_and_calibration(fresh_library, app, tmp_path: Path) 
 def test_no_saved_plan_says_so(fresh_library, app) -> None:
     at = ok(app.switch_page(PAGE).run())
     assert any("Save a plan on the Scenarios page first" in info.value for info in at.info)
+
+
+def test_scenarios_page_shows_plan_versus_actual(fresh_library, app) -> None:
+    library = open_library(fresh_library)
+    plan = library.save("with a run", Scenario(gpu="H100 SXM"), author="ana", tags=())
+    (record,) = import_runs([DATA / "megatron.log"])
+    save_run(library, record, plan_id=plan.id)
+    at = ok(app.switch_page("app_pages/scenarios.py").run())
+    versus = next(frame.value for frame in at.dataframe if "measured" in frame.value.columns)
+    step = versus[versus["figure"] == "step time (s per optimizer step)"]
+    assert float(step["measured"].iloc[0]) == 6.1

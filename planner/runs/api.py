@@ -47,11 +47,11 @@ def compare_runs(
 
 
 def compare_plan(
-    library: PlanLibrary, ref: str, cats: Catalogs | None = None, *, use_calibration: bool = False
+    library: PlanLibrary, ref: str | int, cats: Catalogs | None = None, *, use_calibration: bool = False
 ) -> list[dict[str, Any]]:
-    """A saved plan (by name or id) against the runs attached to it; refused when none is attached. With
+    """A saved plan (by name, or by its id as an int) against the runs attached to it; refused when none is attached. With
     `use_calibration`, the newest team calibration of the plan's GPU and regime is applied (refused if none)."""
-    plan = library.find(ref)
+    plan = library.get(ref) if isinstance(ref, int) else library.find(ref)
     attached = plan_runs(library, plan.id)
     if not attached:
         raise RunLogError(f"plan {plan.name!r} has no runs attached (planner runs import FILE --attach PLAN)")

@@ -23,9 +23,12 @@ from planner.runs.record import RunLogError, RunRecord
 
 def import_runs(
     paths: Sequence[Path],
-    columns: dict[str, tuple[str, float]] | None = None,
+    columns: str | dict[str, tuple[str, float]] | None = None,
     progress: Progress | None = None,
 ) -> list[RunRecord]:
+    """Each file to a RunRecord; `columns` is the CSV column map (`FIGURE=COLUMN[*SCALE],...` or parsed)."""
+    if isinstance(columns, str):
+        columns = parse_column_map(columns)
     records: list[RunRecord] = []
     configs: list[tuple[Path, dict[str, object]]] = []
     for path in paths:

@@ -134,7 +134,7 @@ def test_bad_set_column_is_named() -> None:
         case_rows(record, {"gpus": "8"}, "R1")
     with pytest.raises(RunLogError, match="n_gpus"):
         case_rows(record, {"n_gpus": "eight"}, "R1")
-    assert missing_for_prediction(record, {"params_b": "7"})[0] == "gpu"
+    assert missing_for_prediction(record, {"params_b": "7"})[0] == "n_layers"
 
 
 MEGATRON_LINE = (
@@ -183,3 +183,19 @@ def test_column_map_given_as_text_as_the_app_passes_it() -> None:
     assert record.figures["tokens_per_s_per_gpu"] == pytest.approx(8900.0)
     with pytest.raises(RunLogError, match="not FIGURE=COLUMN"):
         import_runs([DATA / "wandb_export.csv"], "tokens=perf/tokens_per_gpu")
+
+
+def test_imported_rows_are_predicted_by_validate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cases.csv"
+    settings = {"params_b": "8.03", "n_layers": "32", "hidden": "4096", "n_heads": "32", "n_kv_heads": "8",
+                "ffn_hidden": "14336", "vocab": "128256", "gpu": "H100 SXM", "n_gpus": "8", "dp": "8",
+                "seq_len": "4096", "micro_batch": "1", "global_batch": "64", "method": "full",
+                "precision": "bf16"}  # fmt: skip
+    flags = [word for column, value in settings.items() for word in ("--set", f"{column}={value}")]
+    assert main(["runs", "import", str(DATA / "megatron.log"), *flags, "--cases-out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["validate", "--cases", str(out), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert len(rows) == 4 and all(row["skipped_reason"] is None for row in rows)
+    measured = {row["measured_unit"]: row["measured"] for row in rows}
+    assert measured["s_per_iteration"] == pytest.approx(6.1) and measured["gib_peak_reserved_per_gpu"] == 56.0

@@ -23,9 +23,12 @@ FIGURE_UNITS: dict[str, tuple[str, str, float]] = {
     "peak_reserved_gib": ("memory", "gib_peak_reserved_per_gpu", 1.0),
     "wall_clock_s": ("time", "days", 1 / 86_400),
 }
-# What a case row needs before `validate` predicts it (the model by preset name or by its size, the GPU, the
-# layout and the batch shape); the rest have documented blank-cell defaults (planner/cases/case_defaults.py).
-NEEDED_FOR_PREDICTION = ("model", "gpu", "n_gpus", "seq_len", "micro_batch", "method", "precision")
+# What a case row needs before `validate` predicts it (the model's size and shape — validate reads the shape
+# columns, not the model's name —, the GPU, the layout and the batch shape); the rest have documented
+# blank-cell defaults (planner/cases/case_defaults.py).
+NEEDED_FOR_PREDICTION = (
+    "params_b", "n_layers", "hidden", "n_heads", "gpu", "n_gpus", "seq_len", "micro_batch", "method", "precision",
+)  # fmt: skip
 
 
 def case_rows(record: RunRecord, settings: Mapping[str, str], run_id: str) -> list[dict[str, str]]:
@@ -51,7 +54,4 @@ def case_rows(record: RunRecord, settings: Mapping[str, str], run_id: str) -> li
 
 def missing_for_prediction(record: RunRecord, settings: Mapping[str, str]) -> list[str]:
     stated = {**record.config, **settings}
-    missing = [column for column in NEEDED_FOR_PREDICTION if not stated.get(column)]
-    if "model" in missing and stated.get("params_b"):
-        missing.remove("model")  # a model given by its size and shape
-    return missing
+    return [column for column in NEEDED_FOR_PREDICTION if not stated.get(column)]

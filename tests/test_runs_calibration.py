@@ -1,6 +1,6 @@
 """Team calibration from runs attached to saved plans: per GPU and regime, checked leave-one-run-out.
 
-The example set is four torchtune metric logs of one H100 LoRA-less full fine-tune plan, written in torchtune's
+The example set is four torchtune metric logs of one plan (full fine-tune on H100 SXM), written in torchtune's
 DiskLogger format (see tests/data/runs/torchtune_log.txt); their steady tokens/s and peak allocated memory
 are the figures a team would have. The assertions are the issue's: the leave-one-run-out error is reported
 and never worse than the uncalibrated model, and too few runs are refused with the count.

@@ -89,6 +89,9 @@ def test_cli_attach_then_compare(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["runs", "compare", "no-such-plan", "--db", db]) == 2
     assert "no plan has that name" in capsys.readouterr().err
     assert main(["runs", "compare", "--db", db]) == 2  # neither PLAN nor --files
+    capsys.readouterr()
+    assert main(["runs", "calibrate", "--db", db]) == 2  # one run attached: three needed
+    assert "at least 3 runs" in capsys.readouterr().err
 
 
 def test_the_explanation_names_the_step_breakdown_parts() -> None:

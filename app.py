@@ -45,6 +45,7 @@ def pages() -> dict[str, list]:
                 st.Page("app_pages/compare.py", title="Compare GPUs", icon=":material/compare:"),
                 st.Page("app_pages/plan_search.py", title="Plan search", icon=":material/travel_explore:"),
                 st.Page("app_pages/scenarios.py", title="Scenarios", icon=":material/bookmarks:"),
+                st.Page("app_pages/runs.py", title="Runs", icon=":material/monitoring:"),
             ],
             "About": [st.Page("app_pages/methods.py", title="Methods & data", icon=":material/menu_book:")],
         }

@@ -38,6 +38,7 @@ from ui.library_actions import (
     on_undo_delete,
 )
 from ui.library_tables import compare_section, csv_section, library_table
+from ui.runs_view import plan_versus_actual_box
 from ui.share import render_share_link
 from ui.state import scenario
 
@@ -212,6 +213,7 @@ def manage_section(shown: list[StoredPlan]) -> None:
     tags, retag = st.columns([3, 1], vertical_alignment="bottom")
     tags.text_input("Tags of the chosen plan", key="scn.tags_to", disabled=broken)
     retag.button("Set tags", key="scn.set_tags", on_click=on_set_tags, disabled=broken)
+    plan_versus_actual_box(plan)
 
 
 def deleted_section(deleted: list[StoredPlan]) -> None:

@@ -139,6 +139,15 @@ _PUBLIC_MODULES = {
     "planner.library.refusals": ("NameTaken", "PlanNotFound", "StalePlanError"),
     "planner.library.store": ("CONFLICT_TAG", "ImportReport", "PlanLibrary"),
     "planner.library.tables": ("MAX_AUTHOR_CHARS", "MAX_TAG_CHARS"),
+    "planner.runs.api": (
+        "RunLogError",
+        "RunRecord",
+        "compare_plan",
+        "compare_runs",
+        "fit_team_calibration",
+        "import_runs",
+        "save_run",
+    ),
 }
 # Public names that differ from the name in their module: public name -> (module, attribute).
 _RENAMED = {
@@ -268,6 +277,15 @@ if TYPE_CHECKING:
         with_sequence_length,
     )
     from planner.results import Estimate
+    from planner.runs.api import (
+        RunLogError,
+        RunRecord,
+        compare_plan,
+        compare_runs,
+        fit_team_calibration,
+        import_runs,
+        save_run,
+    )
     from planner.trace.scope import TRACE_ENABLE_HINT, trace_available, trace_refusal
     from planner.views import co2e_by_region, energy_components, memory_components, step_timeline
 

@@ -39,6 +39,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"decide", "cases", "export"}),
     # the traced second opinion (optional extra) reads the resolved plan and the formulas' peak
     frozenset({"trace"}),
+    # imported training runs: read into case rows, stored in the library, compared with the estimate
+    frozenset({"runs"}),
     frozenset({"cli", "__main__", "api"}),
 )
 LAYER_MATES = frozenset({"decide", "cases", "export"})  # one layer, kept apart from each other

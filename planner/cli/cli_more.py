@@ -1,4 +1,4 @@
-"""The commands beyond `estimate` and `schema`: compare, recommend, validate, plans, export, trace.
+"""The commands beyond `estimate` and `schema`: compare, recommend, validate, plans, export, trace, runs.
 
 Each lives in its own module exposing `add_command(commands, add_scenario_flags, add_format)` and `run(args)`;
 they share `planner.cli.cli_common` and never import `planner.cli.main`, so imports point one way.
@@ -30,6 +30,7 @@ COMMAND_MODULES = {
     "plans": "planner.cli.cli_plans",
     "export": "planner.cli.cli_export",
     "trace": "planner.cli.cli_trace",
+    "runs": "planner.cli.cli_runs",
 }
 
 

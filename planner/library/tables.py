@@ -3,7 +3,19 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Column, DateTime, Index, Integer, MetaData, String, Table, Text, text
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    text,
+)
 
 from planner.inputs.scenario_set import MAX_NAME_CHARS
 
@@ -41,4 +53,39 @@ plans = Table(
         sqlite_where=text("deleted_at IS NULL"),
         postgresql_where=text("deleted_at IS NULL"),
     ),
+)
+
+# Imported training runs (planner.runs): what a real run measured, optionally attached to a saved plan to
+# compare plan with actual. The figures stay as JSON (their keys are planner.runs.record.FIGURES), so a new
+# figure needs no migration.
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("plan_id", Integer, ForeignKey("plans.id"), nullable=True, index=True),
+    Column("source_file", String(255), nullable=False),  # the log's file name as uploaded
+    Column("log_format", String(40), nullable=False),
+    Column("figures_json", Text, nullable=False),
+    Column("config_json", Text, nullable=False),  # case-file columns the log or its config files stated
+    Column("notes", Text, nullable=False),
+    Column("author", String(MAX_AUTHOR_CHARS), nullable=False),
+    Column("imported_at", DateTime(timezone=True), nullable=False),
+)
+
+# Team calibrations (planner.runs.calibration): scale factors per GPU and regime with the runs they came from
+# and their leave-one-run-out errors; the newest row of a (gpu, regime) is the one offered.
+calibrations = Table(
+    "calibrations",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("gpu", String(120), nullable=False),
+    Column("regime", String(40), nullable=False),
+    Column("time_scale", Float, nullable=False),
+    Column("memory_scale", Float, nullable=False),
+    Column("run_ids_json", Text, nullable=False),
+    Column("loo_json", Text, nullable=False),
+    Column("notes", Text, nullable=False),
+    Column("author", String(MAX_AUTHOR_CHARS), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Index("ix_calibrations_gpu_regime", "gpu", "regime"),
 )

@@ -78,7 +78,6 @@ class RecipeColumns:
     frozen_other_bytes_per_param: Column  # frozen embedding, norms and head
     activation_bytes_per_element: Column  # one saved activation element
     state_bytes_per_param: Column  # the seed's shortcut: model states = this × n_params (NaN: the recipe)
-    # offload and paged optimizers (issue 14 item 5)
     paged_optimizer: Column  # flag: optimizer states in unified memory, paged to the host as VRAM runs short
 
 
@@ -111,9 +110,7 @@ class LayoutColumns:
     overlap_frac: Column  # share of data-parallel communication hidden behind compute
     # pipeline schedule (issue 14, item 2): model chunks per GPU, 1 = plain 1F1B, > 1 interleaved 1F1B
     n_virtual_stages: Column
-    # offload and paged optimizers (issue 14 item 5)
-    host_memory_gb_per_s: Column  # per node, what a CPU optimizer step streams through
-    # memory tails (issue 14 item 9)
+    host_memory_gb_per_s: Column  # per node, what a CPU optimizer step streams through (offload)
     lora_rank: Column  # adapter rank (read only for LoRA and QLoRA)
     lora_all_linear: Column  # flag: the MLP matrices are adapted too
     lora_dropout: Column  # flag: adapters keep a dropped input copy and a mask
@@ -176,9 +173,7 @@ class GpuColumns:
     n_sms: Column = 0.0  # SMs the GEMM tiles fill in waves (0: no wave quantisation)
     bf16_flops_per_s: Column = float("nan")  # attention's rate (NaN: the training precision's peak)
     fp8_compute: Column = 0.0  # flag: matmuls in FP8 (casts to FP8 before each GEMM)
-    residual_frac: Column = (
-        1.0  # measured / operator-model speed of the generation (data/microbench/residual.csv)
-    )
+    residual_frac: Column = 1.0  # measured / operator-model speed (data/microbench/residual.csv)
 
 
 @dataclass(frozen=True)

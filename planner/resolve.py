@@ -1,9 +1,8 @@
 """Scenario + catalogues -> the typed `Columns` of `planner.evaluate`, and where each value came from.
 
-Everything categorical or looked up happens here, once per scenario: the GPU row, the model shape and its
-parameter counts, the efficiency preset, the price and the grid (all catalogue lookups sit in `_lookups` and
-`_gpu_lookups`). `evaluate` then sees only numbers; the provenance the pages and the CLI show beside the
-figures (catalogue values behind an override, price basis, rules in words) stays here, in typed fields.
+Everything categorical or looked up happens here, once per scenario: the GPU row, the model shape and counts,
+the efficiency preset, the price and the grid (catalogue lookups sit in `_lookups` and `_gpu_lookups`).
+`evaluate` then sees only numbers; the provenance shown beside the figures stays here, in typed fields.
 """
 
 from __future__ import annotations
@@ -194,11 +193,8 @@ def with_sequence_length(s: Scenario, cats: Catalogs) -> Scenario:
 
 
 def precision_refusal(s: Scenario, cats: Catalogs) -> PlannerError | None:
-    """Why the scenario's GPU cannot run its precision (planner.catalogue.precisions), or None if it can.
-
-    For a surface that checks a change before keeping it (the app's widgets, a sheet cell); raises
-    `UnknownNameError` for a GPU the catalogues do not know.
-    """
+    """Why the scenario's GPU cannot run its precision (planner.catalogue.precisions), or None; for surfaces
+    that check a change before keeping it. Raises `UnknownNameError` for an unknown GPU."""
     return precision_problem(cats.gpu(s.gpu), s.precision)
 
 

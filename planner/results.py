@@ -28,8 +28,7 @@ class Estimate(PostTrainingFigures, MemoryStatisticFigures, MultimodalFigures, S
 
     model_config = ConfigDict(frozen=True)
 
-    # model
-    n_params: float
+    n_params: float  # the model's
     n_active_params: float
     # the seed's figures (DESIGN.md §4 core keys)
     training_tokens: float

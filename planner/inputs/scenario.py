@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from planner.errors import PlannerError, check_name
 from planner.inputs import comm_inputs as ci
 from planner.inputs import goodput_defaults as gp
+from planner.inputs import host_inputs as hi
 from planner.inputs import loading_inputs as ld
 from planner.inputs import moe_inputs as moe
 from planner.inputs import multimodal_inputs as mm
@@ -147,15 +148,9 @@ class Scenario(BaseModel):
     pp_virtual_stages: int = Field(
         1, ge=1, le=128, description="virtual pipeline stages per GPU (interleaved 1F1B); 1 = plain 1F1B"
     )
-    # --- offload and paged optimizers (issue 14 item 5) ---
-    # Read by the CPU optimizer step of optimizer offload (planner.formulas.step.offload). A DGX H100 / HGX H200
-    # host has two Xeon Platinum 8480C with eight DDR5-4800 channels each: 2 × 8 × 38.4 GB/s = 614.4 GB/s
-    # theoretical (4800 MT/s × 8 bytes per channel). A multi-threaded update that also computes (AdamW's
-    # square root and division, across both sockets' NUMA domains) sustains about half of that: 300 GB/s is
-    # that stated judgement, an input for anyone who measured their own host.
     host_memory_gb_per_s: float = Field(
-        300.0, ge=1, le=100_000, description="host memory bandwidth per node for a CPU optimizer step, GB/s"
-    )
+        **hi.FIELDS["host_memory_gb_per_s"]
+    )  # offload's CPU step: host_inputs.py
     # --- goodput: failures, checkpoints, restarts (issue 14 item 8; planner/formulas/step/goodput.py) ---------
     failures_per_gpu_hour: float = Field(**gp.FIELDS["failures_per_gpu_hour"])  # sources: goodput_defaults
     checkpoint_interval_min: float | None = Field(**gp.FIELDS["checkpoint_interval_min"])
@@ -175,10 +170,7 @@ class Scenario(BaseModel):
     optimizer_foreach: bool = Field(
         False, description="torch.optim's foreach step: one parameter-sized temporary during the update"
     )
-    # Off: fused kernels (torchtitan, compiled torchtune, Megatron); on for HF eager code: formulas/*/eager.py
-    hf_eager_code: bool = Field(
-        False, description="Hugging Face Trainer/PEFT eager code, not fused (torchtitan, Megatron)"
-    )
+    hf_eager_code: bool = Field(**hi.FIELDS["hf_eager_code"])
     # --- clocks and power caps (issue 14 item 3; planner/formulas/energy/power_cap.py): 10 W-100 kW is a sanity bound
     # (the GPU catalogue's tdp_w ceiling); the range against the GPU's TDP needs the catalogue: planner.resolve.
     power_limit_w: float | None = Field(

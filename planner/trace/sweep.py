@@ -91,6 +91,7 @@ def sweep_scenarios(cats: Catalogs) -> list[tuple[str, Scenario]]:
             optimizer_foreach=foreach,
             lora_rank=SMALL_LORA_RANK,
             flash_attention=shape.family not in EAGER_ONLY_FAMILIES,
+            hf_eager_code=True,  # the trace runs Hugging Face's modelling code and PEFT: the formulas' eager case
         )
         plans.append((f"{index:03d}", scenario))
     return plans + _sharded_plans(plans, cats)

@@ -61,7 +61,7 @@ NUMBER_FORMATS = {
     "USD per M tokens": "%.3f",
     "Energy (kWh)": "%.1f",
     "CO2e (kg)": "%.1f",
-    # post-training results (issue 16), shown when any row is post-training
+    # post-training results, shown when any row is post-training
     "Reference GiB": "%.1f",
     "Reward model GiB": "%.1f",
     "Value model GiB": "%.1f",

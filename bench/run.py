@@ -14,7 +14,7 @@
   compiled again on every rerun, while a server compiles each file once (median CPU time of one such compile
   of app.py + the page, and of the floor script). Reported beside the rerun figures, not subtracted.
 - cli_refusal_dev_zero_s, cli_refusal_fifo_s: wall clock of the whole `python -m planner estimate --params-b 8
-  --model-config X` process refusing /dev/zero or a FIFO with exit status 2 (issue 18: "within a second"),
+  --model-config X` process refusing /dev/zero or a FIFO with exit status 2 ("within a second"),
   median of N_REFUSALS runs; the tests hold the CPU seconds of the same command to that second.
 - If bench/sweep_bench.py exists, its `measure()` dict is merged in, and so is bench/browser_bench.py's
   (browser_input_to_figure_ms, browser_floor_ms and their ratio; see that file).

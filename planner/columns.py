@@ -51,7 +51,7 @@ class ModelColumns:
     ffn_hidden_size: Column  # MLP width a token passes through (top-k + shared experts for MoE)
     n_mlp_matrices: Column  # 2 (GeLU) or 3 (SwiGLU)
     vocab_size: Column
-    # expert parallelism (issue 14 item 1; planner/formulas/step/moe.py): 0 for dense models and bare counts
+    # expert parallelism (planner/formulas/step/moe.py): 0 for dense models and bare counts
     n_expert_params: Column  # routed experts' weights, all MoE layers (what ep spreads)
     n_expert_adapter_params: Column  # LoRA adapters on the routed experts (part of n_adapter_params)
     n_moe_layers: Column  # layers with routed experts (all but the leading dense ones)
@@ -108,7 +108,7 @@ class LayoutColumns:
     fragmentation_frac: Column  # caching-allocator slack over allocated bytes
     inter_node_gb_per_s: Column  # per GPU, across nodes
     overlap_frac: Column  # share of data-parallel communication hidden behind compute
-    # pipeline schedule (issue 14, item 2): model chunks per GPU, 1 = plain 1F1B, > 1 interleaved 1F1B
+    # pipeline schedule: model chunks per GPU, 1 = plain 1F1B, > 1 interleaved 1F1B
     n_virtual_stages: Column
     host_memory_gb_per_s: Column  # per node, what a CPU optimizer step streams through (offload)
     lora_rank: Column  # adapter rank (read only for LoRA and QLoRA)
@@ -116,14 +116,14 @@ class LayoutColumns:
     lora_dropout: Column  # flag: adapters keep a dropped input copy and a mask
     fp32_grad_buffers: Column  # flag: gradients in fp32 buffers for the whole step
     optimizer_foreach: Column  # flag: torch.optim foreach step, a parameter-sized temporary
-    ep: Column  # expert parallelism (issue 14 item 1): GPUs the routed experts are spread over, out of dp
+    ep: Column  # expert parallelism: GPUs the routed experts are spread over, out of dp
     moe_capacity_factor: Column = 1.0  # the busiest expert-parallel rank's load over the average
-    # communication as frameworks do it (issue 14 item 6): bytes per gradient element reduced, 0 = auto
+    # communication as frameworks do it: bytes per gradient element reduced, 0 = auto
     reduce_bytes_per_param: Column = 0.0
     overlap_windows: Column = 0.0  # flag: overlap_model "windows" (data-parallel sync behind its window only)
     hf_eager_code: Column = 0.0  # flag: Hugging Face eager code (formulas/memory/eager.py)
-    etp: Column = 0.0  # expert tensor parallelism (issue 14 item 1): experts split over etp; 0 = follows tp
-    full_model_load: Column = 0.0  # flag: the whole model on each GPU before sharding (issue 14 item 9)
+    etp: Column = 0.0  # expert tensor parallelism: experts split over etp; 0 = follows tp
+    full_model_load: Column = 0.0  # flag: the whole model on each GPU before sharding
     tp_comm_overlap: Column = 0.0  # flag: tensor-parallel collectives hide under the GEMMs (else exposed)
 
 
@@ -163,7 +163,7 @@ class GpuColumns:
     usd_per_gpu_hour: Column  # NaN: no price
     usd_per_gpu_hour_low: Column
     usd_per_gpu_hour_high: Column
-    # clocks and power caps (issue 14 item 3): the limit the GPU runs at (its TDP unless capped); the run's
+    # clocks and power caps: the limit the GPU runs at (its TDP unless capped); the run's
     # GPU power draw follows it, and `peak_flops_per_s` is already the rate at it (planner/formulas/energy/power_cap.py)
     power_limit_w: Column
     # the operator step model's per-GPU constants (planner.catalogue.microbench, data/microbench/)
@@ -206,7 +206,7 @@ GROUPS: Final = {
     "workload": WorkloadColumns,
     "gpu": GpuColumns,
     "energy": EnergyColumns,
-    "post": PostTrainingColumns,  # post-training (issue 16; planner.post.group)
+    "post": PostTrainingColumns,  # post-training (planner.post.group)
     "mm": MultimodalColumns,  # vision-language and diffusion parts (planner.multimodal.group)
 }
 # column name -> its group; names are unique across groups (tests/test_columns.py)

@@ -25,7 +25,7 @@ N_CLOSEST = 3  # names suggested for an unknown one
 # A name that identifies a catalogue row (a GPU, a price row's GPU, a region, a model preset): the key that
 # share links, saved plans and lookups carry. Letters and digits of any script, spaces and the separators the
 # bundled names use ("A100 80GB SXM", "Llama 3.1 8B", "us-east-1"). None of these characters is active in
-# markdown, so a name can never turn into a link, image, icon or formula wherever it is shown (issue 18,
+# markdown, so a name can never turn into a link, image, icon or formula wherever it is shown (
 # item 2). Labels (a model shape's name, plan names, tags, notes) stay free text, escaped where they are shown.
 NAME_CHAR_CLASS = r"\w .+()/-"  # inside [...] in Python's and polars' (Rust) regex alike
 NAME_PATTERN = re.compile(f"[{NAME_CHAR_CLASS}]*")

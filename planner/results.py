@@ -53,10 +53,10 @@ class Estimate(PostTrainingFigures, MemoryStatisticFigures, MultimodalFigures, S
     mfu_low: float
     mfu_high: float
     peak_tflops: float
-    power_limit_w: float  # the limit each GPU runs at: its TDP unless capped (issue 14 item 3)
+    power_limit_w: float  # the limit each GPU runs at: its TDP unless capped
     step_time_s: float
     comm_time_s: float
-    offload_time_s: float  # exposed host transfers + CPU optimizer step per step (issue 14 item 5)
+    offload_time_s: float  # exposed host transfers + CPU optimizer step per step
     adapter_memory_time_s: float
     bubble_frac: float
     tokens_per_s_per_gpu: float
@@ -80,7 +80,7 @@ class Estimate(PostTrainingFigures, MemoryStatisticFigures, MultimodalFigures, S
     max_micro_batch: int | None
     host_offload_gib: float
     vram_gib: float
-    loading_peak_gib: float | None  # whole model on each GPU before sharding (issue 14 item 9); 0 = sharded
+    loading_peak_gib: float | None  # whole model on each GPU before sharding; 0 = sharded
     # cost
     usd_per_gpu_hour: float | None
     cost_usd_low: float | None

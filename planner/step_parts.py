@@ -137,7 +137,7 @@ def offload_step(c: Columns, host: MemoryBreakdown) -> offload.OffloadStep:
 
 
 def money_and_energy(c: Columns, out: dict[str, Any]) -> dict[str, Any]:
-    """Cost and energy of the run's GPU-hours: the training GPUs and any that only generate (issue 16).
+    """Cost and energy of the run's GPU-hours: the training GPUs and any that only generate.
 
     Their bands follow the wall clock's (`wall_clock_s_low`/`_high`); without one in `out` (the plan
     search's hot path) the band figures are left out."""

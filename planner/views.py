@@ -56,7 +56,7 @@ def _multimodal_components(est: Estimate) -> list[tuple[str, str, float | None]]
 
 
 def _post_training_components(est: Estimate) -> list[tuple[str, str, float | None]]:
-    """The models beside the policy and a colocated engine (issue 16), where the plan has them: 0 GiB rows
+    """The models beside the policy and a colocated engine, where the plan has them: 0 GiB rows
     are left out, so a supervised plan's bar is the one it always was."""
     colocated = est.generation_phase_gib > 0  # 0 when generation has GPUs of its own, or nothing generates
     rows = [

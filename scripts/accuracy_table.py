@@ -85,7 +85,7 @@ def accuracy_markdown(cases: list[dict[str, str]], path: Path, n_worst: int) -> 
         "",
         *summary_table(reports, cases),
         "",
-        f"The `{POST_GROUP}` line gathers the post-training rows of every category (issue 16: a preference or RL "
+        f"The `{POST_GROUP}` line gathers the post-training rows of every category (a preference or RL "
         "objective in `method`; their own target is a median |error| of 25 %). They feed no preset, so their "
         "three scores differ only through the presets of the policy's training.",
     ]

@@ -1,4 +1,4 @@
-"""LoRA and QLoRA speed (issue 14, item 4): the 4-bit base dequantised every pass and the adapters' thin matmuls
+"""LoRA and QLoRA speed: the 4-bit base dequantised every pass and the adapters' thin matmuls
 cost memory-bandwidth time (planner/formulas/step/adapter_time.py, composed in planner/step_parts.py)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bounded reads (issue 18, items 1 and 7): a FIFO, a device or an oversized file named on the command line or put
+"""Bounded reads: a FIFO, a device or an oversized file named on the command line or put
 in a team folder is refused by name at once; row, cell, nesting and snapshot-count limits say what they found.
 
 Everything here uses real files: a real FIFO (`os.mkfifo`), the real /dev/zero, real symlinks, the real CLI as a
@@ -26,7 +26,7 @@ from planner.inputs.scenario_io import read_scenarios_csv
 from tests.test_team_data import ACME_GPU, GPU_HEADER, PRICE_HEADER
 
 CHILD_MEMORY_BYTES = 3 << 30  # the CLI needs well under 1 GiB; the old /dev/zero read hit this in seconds
-# Issue 18: refused "within a second". Tests hold the CPU seconds to it, which a crowded machine's waiting
+# Bounded inputs: refused "within a second". Tests hold the CPU seconds to it, which a crowded machine's waiting
 # does not inflate (CI once measured 8.8-14.9 s of wall clock for a 0.4 s refusal while other jobs ran); the
 # wall-clock figure itself is a benchmark: bench/run.py's cli_refusal_dev_zero_s and cli_refusal_fifo_s.
 REFUSAL_CPU_S = 1.0
@@ -91,7 +91,7 @@ def _child_cpu_s() -> float:
 
 @pytest.mark.parametrize("source", ["/dev/zero", "fifo"])
 def test_the_done_when_command_exits_2_with_one_line_within_a_second(source, fifo):
-    """Issue 18's "done when", as a user runs it: the whole process, interpreter start-up included, in CPU
+    """The bounded-input target, as a user runs it: the whole process, interpreter start-up included, in CPU
     seconds (user + system of the finished child, from getrusage)."""
     config = "/dev/zero" if source == "/dev/zero" else str(fifo)
     command = [sys.executable, "-m", "planner", "estimate", "--params-b", "8", "--model-config", config]
@@ -185,7 +185,7 @@ def test_reader_refuses_a_fifo_without_blocking(fifo):
     assert time.perf_counter() - start < NO_BLOCK_S
 
 
-# --- a team folder (issue 18 item 7) -------------------------------------------------------------------
+# --- a team folder -------------------------------------------------------------------
 
 
 def _team(tmp_path: Path) -> Path:

@@ -43,7 +43,7 @@ BRIEF_GPUS = [
     "B200", "GB200", "B300", "L40S", "L4", "A10G", "A10", "RTX 4090", "RTX 6000 Ada", "V100 32GB", "T4",
     "MI250X", "MI300X", "MI325X", "MI355X", "Gaudi 2", "Gaudi 3", "TPU v4", "TPU v5e", "TPU v5p", "TPU v6e",
     "RTX A6000",  # named by the torchtune rows of calibration.csv (validate predicts through the catalogue)
-    "H100 SXM 96GB HBM2e (500 W)",  # a power-capped variant (issue 14 item 3), named by the torchtitan rows
+    "H100 SXM 96GB HBM2e (500 W)",  # a power-capped variant, named by the torchtitan rows
     "H20",  # named by the verl rows VERL-01...04 of calibration.csv (tests/test_gpu_h20.py)
 ]  # fmt: skip
 
@@ -192,7 +192,7 @@ def test_unknown_gpu_lists_the_closest_names(cats: Catalogs) -> None:
     assert str(caught.value).count(",") == 2  # three names
 
 
-# Issue 14, item 7: no fallback to another datatype's rate. A chip without the precision's rate cannot run it,
+# No fallback to another datatype's rate. A chip without the precision's rate cannot run it,
 # so the rate is None and the note says why and what it runs (it used to borrow the FP16 or BF16 rate).
 @pytest.mark.parametrize(
     ("gpu", "precision", "tflops", "column"),

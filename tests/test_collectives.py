@@ -1,4 +1,4 @@
-"""Communication as frameworks do it (issue 14 item 6): reduce dtype, per-collective latency, compute windows.
+"""Communication as frameworks do it: reduce dtype, per-collective latency, compute windows.
 
 Latency figures are NCCL's Ring / Simple cost model (NVIDIA/nccl src/graph/tuning.cc): 8.4 µs start-up, 3.4 µs
 per NVLink step, 9.6 µs per network step; a ring of n ranks has n−1 steps per phase.

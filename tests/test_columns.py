@@ -22,13 +22,13 @@ from planner.results import ESTIMATE_FIGURES, OUTPUT_BY_KEY, OUTPUTS, SCALE, Est
 # Column names that carry no unit suffix, each for its reason (planner/columns.py docstring).
 FLAGS = {
     "has_shape",
-    "lora_all_linear",  # memory tails (issue 14 item 9)
+    "lora_all_linear",  # memory tails
     "lora_dropout",
     "fp32_grad_buffers",
     "optimizer_foreach",
     "hf_eager_code",  # Hugging Face eager code's extra saved tensors (formulas/memory/eager.py)
-    "full_model_load",  # model loading (issue 14 item 9): model_loading "full_on_gpu"
-    "overlap_windows",  # communication (issue 14 item 6): overlap_model "windows"
+    "full_model_load",  # model loading: model_loading "full_on_gpu"
+    "overlap_windows",  # communication: overlap_model "windows"
     "hybrid_shard",
     "fp8_compute",  # the operator step model: matmuls in FP8
     "tp_comm_overlap",  # tensor-parallel collectives overlap the GEMMs (Megatron's option)
@@ -40,10 +40,10 @@ FLAGS = {
     "offload_activations",
     "optimizer_in_backward",
     "dropout",
-    "paged_optimizer",  # issue 14 item 5
+    "paged_optimizer",  # paged optimizers
     "packing",
     "utilisation_is_end_to_end",
-    "paired",  # post-training (issue 16)
+    "paired",  # post-training
     "online",
     "generation_sleeps",
     "bidirectional",  # diffusion transformers attend over the whole sequence
@@ -54,7 +54,7 @@ WIDTHS = {
     "hidden_size", "head_dim", "ffn_hidden_size", "vocab_size", "lora_rank",
     "value_hidden_size", "value_head_dim", "value_ffn_hidden_size", "expert_ffn_hidden_size",
 }  # fmt: skip
-# forward tokens of a model per token the policy trains on (issue 16): ratios of two token counts
+# forward tokens of a model per token the policy trains on: ratios of two token counts
 TOKEN_RATIOS = {
     "policy_forward_tokens_per_token", "reference_tokens_per_token", "reward_tokens_per_token",
     "value_tokens_per_token",

@@ -151,7 +151,7 @@ def _layout(**changes):
 def test_layout_comm_pure_data_parallel():
     traffic = _layout()
     assert traffic.pipelined_s == 0.0
-    # Bytes as in the DDP toy above, plus each bucket's latency (issue 14 item 6c): 16e9 B of bf16 gradients in
+    # Bytes as in the DDP toy above, plus each bucket's latency: 16e9 B of bf16 gradients in
     # ceil(16e9 / 25 MiB) = 611 buckets, each a ring all-reduce over 8 NVLink ranks: 8.4 + 2 · 7 · 3.4 = 56 µs.
     latency_s = 611 * (8.4 + 2 * 7 * 3.4) * 1e-6
     assert traffic.data_parallel_s == pytest.approx(28e9 / 450e9 + latency_s, rel=1e-12)

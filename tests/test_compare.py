@@ -96,7 +96,7 @@ def test_row_equals_the_single_estimate(scenario_name: str, gpu: str) -> None:
     s = SCENARIOS[scenario_name]
     frame = compare_gpus(s, default_catalogs())
     row = one(frame, gpu)
-    if "cannot run" in row["status"]:  # fp32 on a TPU (issue 14, item 7): the estimate refuses the same pair
+    if "cannot run" in row["status"]:  # fp32 on a TPU: the estimate refuses the same pair
         with pytest.raises(PlannerError, match=f"{s.precision} cannot run on {gpu}"):
             estimate(s.updated(gpu=gpu), default_catalogs())
         assert row["wall_clock_h"] is None and row["peak_tflops"] is None
@@ -133,7 +133,7 @@ def test_overrides_apply_only_to_the_scenario_gpu() -> None:
 def test_mfu_override_applies_to_every_gpu() -> None:
     frame = compare_gpus(Scenario(mfu=0.3), default_catalogs())
     # With an end-to-end MFU and one node (no inter-node traffic), every GPU that runs bf16 runs at exactly
-    # 0.3; V100 and T4 have no BF16 (issue 14, item 7), so they have no MFU at all.
+    # 0.3; V100 and T4 have no BF16, so they have no MFU at all.
     runs = frame.filter(~pl.col("status").str.contains("cannot run"))
     assert sorted(set(frame["gpu"]) - set(runs["gpu"])) == ["T4", "V100 32GB"]
     assert runs["mfu"].to_list() == pytest.approx([0.3] * runs.height)

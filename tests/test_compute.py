@@ -174,7 +174,7 @@ def test_step_time_toy():
     # compute 10 s, TP 2 s and DP 4 s of traffic, half hidden, 10 % bubble:
     # (10 + 2 − 1) / 0.9 + (4 − 2) = 12.2222 + 2 = 14.2222 s.
     assert timing.step_time_s(10.0, 2.0, 4.0, 0.1, 0.5) == pytest.approx(11 / 0.9 + 2, rel=1e-12)
-    # overlap_model "windows" (issue 14 item 6): DP hides min(4, 0.5 × window, 0.5 × 10 − 1 left). Behind all
+    # overlap_model "windows": DP hides min(4, 0.5 × window, 0.5 × 10 − 1 left). Behind all
     # the compute (window 1) all 4 s hide: 11 / 0.9; behind a fifth of it only 0.5 × 2 = 1 s: 11 / 0.9 + 3.
     assert timing.step_time_s(10.0, 2.0, 4.0, 0.1, 0.5, 1.0, 0.0, 1.0) == pytest.approx(11 / 0.9, rel=1e-12)
     assert timing.step_time_s(10.0, 2.0, 4.0, 0.1, 0.5, 0.2, 0.0, 1.0) == pytest.approx(

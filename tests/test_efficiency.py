@@ -152,7 +152,7 @@ def test_case_scenario_megatron_selene_row(cases):
     ],
 )
 def test_case_skip_reasons(cases, case_id, reason):
-    # TTU31-6-tps (CPU offload) and TTU31-1-mem (paged 8-bit AdamW) are predicted since issue 14 item 5; a
+    # TTU31-6-tps (CPU offload) and TTU31-1-mem (paged 8-bit AdamW) are predicted since offload and paged optimizers are modelled; a
     # power-capped GPU whose cell states its limit in watts since item 3 (tests/test_power_caps.py), so the
     # capped row here states none.
     row = cases.get(case_id) or {
@@ -210,7 +210,7 @@ def test_case_round_trip(cases):
 @needs_cases
 def test_calibration_target_leave_one_out():
     # The issue's target for throughput and time rows: median |error| ≤ 15 %, ≤ 10 % of rows skipped.
-    # Post-training rows (issue 16) have their own target (tests/test_post_training_cases.py) and feed no preset.
+    # Post-training rows have their own target (tests/test_post_training_cases.py) and feed no preset.
     rows = [row for row in load_case_file(CASES) if feeds_presets(row)]
     report = validate_cases(rows, CATS, refit="row")
     errors = sorted(abs(r["rel_error"]) for r in report["rows"] if r["rel_error"] is not None)

@@ -1,5 +1,5 @@
 """A colocated engine's memory in the trainer's allocated statistic, and how case rows state an engine that
-sleeps or lengths that are only caps (issue 14 item 9's "a reserved figure is predicted as reserved", for
+sleeps or lengths that are only caps ("a reserved figure is predicted as reserved", for
 post-training's phases; the VERL rows)."""
 
 from __future__ import annotations

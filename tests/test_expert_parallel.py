@@ -1,4 +1,4 @@
-"""Expert parallelism (issue 14, item 1): the `ep` input from the formula to the search, the exports and the app.
+"""Expert parallelism: the `ep` input from the formula to the search, the exports and the app.
 
 Sources of the arithmetic: GShard (Lepikhin et al. 2020, §2.2) and DeepSpeed-MoE (Rajbhandari et al. 2022, §5)
 for the two all-to-alls (dispatch, combine) per MoE layer and pass; Megatron-Core MoE for the layout (routed
@@ -103,7 +103,7 @@ def test_expert_gradients_sync_over_the_expert_data_parallel_group():
     # ZeRO-1, dp 8: the dense part (46.7 − 45.1 = 1.6 B params) reduce-scatters + all-gathers over 8 ranks
     # either way; the experts over dp / ep ranks: at ep 8 the group is one rank and moves nothing.
     dense_only = _toy_comm(8).data_parallel_s
-    # Plus the dense group's latency (issue 14 item 6): a reduce-scatter and an all-gather per layer, 2 × 32
+    # Plus the dense group's latency: a reduce-scatter and an all-gather per layer, 2 × 32
     # one-phase rings over 8 NVLink ranks of 8.4 + 7 × 3.4 = 32.2 µs (NCCL's Ring/Simple cost model).
     latency_s = 64 * 32.2e-6
     expected = comm.ring_all_gather_bytes(8, 1.6e9 * 4.0 + 1.6e9 * 2.0) / 450e9 + latency_s

@@ -1,4 +1,4 @@
-"""Expert tensor parallelism (issue 14 item 1): the `etp` input, Megatron-Core's --expert-tensor-parallel-size.
+"""Expert tensor parallelism: the `etp` input, Megatron-Core's --expert-tensor-parallel-size.
 
 Rules under test (planner/formulas/step/moe.py's docstring, with its sources): empty etp follows tp (Megatron's
 default); a GPU holds 1/(etp·ep) of the routed experts, ZeRO shards them over tp·dp/(etp·ep) ranks; etp × ep must

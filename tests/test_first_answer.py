@@ -1,4 +1,4 @@
-"""Issue 15, "the right first answer": the sequence length follows the data, and a plan that does not fit gets
+""" "The right first answer": the sequence length follows the data, and a plan that does not fit gets
 its ways to make it fit, ranked, on the Overview page and in the CLI."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Streamlit's full collection after every run walks only what runs create, not every imported object
-(ui/garbage.py; issue 18 item 8: that walk was most of a rerun's server CPU under load)."""
+(ui/garbage.py; that walk was most of a rerun's server CPU under load)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Goodput (issue 14 item 8): Young/Daly interval, expected failures, the wall clock with failures, and the
+"""Goodput: Young/Daly interval, expected failures, the wall clock with failures, and the
 figures with failures in the estimate, the CLI, share links, the scenarios CSV and validation."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""bench/load_bench.py end to end, small: a real server, two websocket sessions for a few seconds (issue 18, item 8).
+"""bench/load_bench.py end to end, small: a real server, two websocket sessions for a few seconds.
 
 The figures themselves are not asserted (no timing assertions in tests, DESIGN.md §5): this checks that the
 script speaks Streamlit's protocol well enough that every rerun it times really ran the page with the new GPU

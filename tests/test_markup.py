@@ -1,4 +1,4 @@
-"""User and file text reaches Streamlit's markdown escaped (issue 18, item 2), checked fast through AppTest.
+"""User and file text reaches Streamlit's markdown escaped, checked fast through AppTest.
 
 AppTest hands back the markdown source each element was given; the real browser (tests/e2e/
 test_markup_injection.py) checks what that source renders to. Here: the hostile text never appears raw in any

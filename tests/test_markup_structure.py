@@ -2,7 +2,7 @@
 
 Streamlit renders the body of st.markdown, st.caption, st.warning, st.error, st.info, st.success, st.toast, the
 headers, and the labels of metrics, expanders and buttons as markdown; a GPU name, file name, cell value or link
-parameter inside one of them must be escaped (issue 18, item 2). This reads the source of app.py, app_pages/
+parameter inside one of them must be escaped. This reads the source of app.py, app_pages/
 and ui/ and accepts a text argument only when it is built of:
 
 - constant strings and module constants (UPPER_CASE names, subscripts of them: the code's own prose);

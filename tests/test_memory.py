@@ -306,7 +306,7 @@ def test_vectorised_call_equals_per_row_calls():
 def test_the_memory_bar_holds_every_byte_of_the_peak(changes: dict[str, object]) -> None:
     """The Memory page's stacked bar adds each component at its largest, so it can only exceed the peak (by what
     is freed between phases), never fall short of it: a peak above the bar would be memory the chart cannot
-    explain (issue 15: the 70B bar summed to less than its peak before the optimizer-step copy was shown)."""
+    explain (the 70B bar summed to less than its peak before the optimizer-step copy was shown)."""
     from planner import estimate_resolved, memory_components, resolve
     from planner.catalogue.catalog import default_catalogs
     from planner.inputs.scenario import Scenario

@@ -81,7 +81,7 @@ def test_read_precision(text, expected):
     [
         ("AdamW", "adamw"),
         ("8-bit AdamW (optimizer_in_bwd)", "adamw_8bit"),
-        ("PagedAdamW8bit (bitsandbytes)", "paged_adamw_8bit"),  # issue 14 item 5: paging is modelled
+        ("PagedAdamW8bit (bitsandbytes)", "paged_adamw_8bit"),  # paging is modelled
         ("SGD with momentum", "sgd_momentum"),
         ("Adafactor", "adafactor"),
     ],
@@ -111,7 +111,7 @@ def test_read_sharding(text, expected):
     ("text", "expected"),
     [
         # DeepSpeed ZeRO-Offload (stage 2, offload_optimizer / cpu_offload): optimizer states and step on the
-        # host, parameters stay on the GPU (issue 14 item 11: the ZO-1 row's configuration)
+        # host, parameters stay on the GPU (the ZO-1 row's configuration)
         ("ZeRO-2 + offload_optimizer (cpu_offload: true)", (True, False)),
         ("ZeRO-2 + Adam offload", (True, False)),
         ("ZeRO-Offload (stage 2)", (True, False)),
@@ -162,7 +162,7 @@ def test_row_maps_to_a_scenario():
 
 
 def test_zero_offload_row_offloads_the_optimizer_alone_and_full_shard_offload_both():
-    # Issue 14 item 11: ZO-1 (DeepSpeed's ZeRO-Offload tutorial, ZeRO-2 + cpu_offload) keeps the fp16
+    # ZO-1 (DeepSpeed's ZeRO-Offload tutorial, ZeRO-2 + cpu_offload) keeps the fp16
     # parameters on the GPU and moves the optimizer states and Adam step to the host; TTU31-6 (torchtune's
     # fsdp_cpu_offload, FSDP CPUOffload) moves both. Reading any "offload" as both put ZO-1's parameters on the host.
     rows = {row["case_id"]: row for row in load_case_file(CASES)}

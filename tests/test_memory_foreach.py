@@ -1,4 +1,4 @@
-"""torch.optim's foreach step (issue 14 item 9, memory tails): one temporary the size of the updated parameters.
+"""torch.optim's foreach step (memory tails): one temporary the size of the updated parameters.
 
 Source of the mechanism: torch/optim/optimizer.py `_foreach_doc` — "the foreach implementation uses ~ sizeof(params)
 more peak memory than the for-loop version due to the intermediates being a tensorlist vs just one tensor", and

@@ -1,4 +1,4 @@
-"""Memory tails (issue 14 item 9): a layer rebuilt by recompute and the logits are never alive together.
+"""Memory tails: a layer rebuilt by recompute and the logits are never alive together.
 
 Mechanism: torch.utils.checkpoint reruns a region's forward only when backward reaches that region, and the
 last layer's backward starts after the output layer's and the loss's backward, whose saved tensors (and the

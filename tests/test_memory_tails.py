@@ -1,4 +1,4 @@
-"""Memory tails (issue 14 item 9): LoRA adapters' saved activations, fp32 gradient buffers, the loss and
+"""Memory tails: LoRA adapters' saved activations, fp32 gradient buffers, the loss and
 adapter targets case rows state. Arithmetic written out; each new term never lowers the peak; with the new
 inputs off the previous figures stand."""
 

@@ -1,4 +1,4 @@
-"""The model-loading peak (issue 14 item 9, memory tails): `model_loading` "sharded" or "full_on_gpu".
+"""The model-loading peak (memory tails): `model_loading` "sharded" or "full_on_gpu".
 
 Mechanism (planner/formulas/memory/loading.py, planner/inputs/loading_inputs.py): a model put on the GPU whole before
 FSDP wraps it (`model.cuda()` then `FullyShardedDataParallel(...)`, or `from_pretrained(device_map="cuda")`)

@@ -1,4 +1,4 @@
-"""Mixture-of-experts case rows (issue 14 item 11): the expert layout from the model catalogue, the
+"""Mixture-of-experts case rows: the expert layout from the model catalogue, the
 expert-parallel degree from the notes, and the published MoE / interleaved / LoRA rows predicted, not skipped.
 
 Before this, every row whose active parameters differ from its total was skipped ("the expert layout is not in

@@ -1,4 +1,4 @@
-"""Mixture-of-experts fidelity (issue 14 item 1): load imbalance, small expert matmuls, latent attention, and
+"""Mixture-of-experts fidelity: load imbalance, small expert matmuls, latent attention, and
 the sharded data-parallel traffic of pipelined layouts.
 
 Sources: Switch Transformer (Fedus et al. 2022, §2.1) for the capacity factor; the roofline model (Williams,
@@ -131,7 +131,7 @@ def test_pipelined_zero3_gathers_once_per_step():
         intra_node_gb_per_s=450.0, pcie_gb_per_s=63.0, inter_node_gb_per_s=50.0,
     )  # fmt: skip
     piped = comm.layout_comm(**args, pp=2).data_parallel_s
-    # Plus NCCL latency (issue 14 item 6): 16 layers per stage × (1 gather + 1 reduce-scatter) = 32 one-phase
+    # Plus NCCL latency: 16 layers per stage × (1 gather + 1 reduce-scatter) = 32 one-phase
     # rings over 8 NVLink ranks of 8.4 + 7 × 3.4 = 32.2 µs (NCCL's Ring/Simple cost model) = 1.0304 ms.
     latency_s = 32 * 32.2e-6
     assert piped == pytest.approx(7 / 8 * (16e9 + 8e9) / 450e9 + latency_s, rel=1e-9)

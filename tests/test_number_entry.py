@@ -1,4 +1,4 @@
-"""Numbers typed as people type them (issue 18, item 5): read exactly or refused with a message beside the box.
+"""Numbers typed as people type them: read exactly or refused with a message beside the box.
 
 The parser (planner/inputs/numbers.py) is tested on its own; the boxes (ui/number_entry.py) through AppTest. The
 real browser's part (what Streamlit's number_input used to do with `3e4`) is in tests/e2e/test_typed_numbers.py.

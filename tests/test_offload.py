@@ -1,4 +1,4 @@
-"""Offload costs time (issue 14 item 5): PCIe transfers, the CPU optimizer step, paged 8-bit optimizers.
+"""Offload costs time: PCIe transfers, the CPU optimizer step, paged 8-bit optimizers.
 
 Every expected figure is written out from the formulas of planner/formulas/step/offload.py: PCIe at its theoretical
 per-direction rate × 0.88 (nvbandwidth on 8× H200: 55.4 of 63 GB/s), the CPU update at the host memory

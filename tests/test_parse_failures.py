@@ -1,4 +1,4 @@
-"""Every input path survives every failure of parsing (issue 18, item 3): deep nesting, overflow, huge integers,
+"""Every input path survives every failure of parsing: deep nesting, overflow, huge integers,
 wrong types. Each gets a one-line message naming the input, the bad part shortened, and the previous state kept.
 
 Paths: the share link (planner/inputs/query.py, and the app reading it), the Scenarios CSV import
@@ -27,7 +27,7 @@ HUGE = "9" * 4000  # under Python's 4,300-digit limit for int(str), so it parses
 HUGER = "9" * 5000  # over it: int(str) raises ValueError
 # A message echoes at most 40 characters of what was typed, then "…" (planner/errors.py MAX_VALUE_CHARS).
 MAX_ECHO = 41
-HANDFUL = 5  # notices a link gets before the rest are counted (issue 18: "at most a handful")
+HANDFUL = 5  # notices a link gets before the rest are counted ("at most a handful")
 
 
 # ---------------------------------------------------------------------------------------------- share links

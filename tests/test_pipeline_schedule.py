@@ -1,4 +1,4 @@
-"""Pipeline schedules (issue 14, item 2): plain and interleaved 1F1B, from the formula to the search and export.
+"""Pipeline schedules: plain and interleaved 1F1B, from the formula to the search and export.
 
 Sources of the arithmetic: Narayanan et al. 2021 ("Efficient Large-Scale Language Model Training on GPU Clusters
 Using Megatron-LM") §2.2 for the bubble and the v-fold point-to-point traffic; Megatron-LM's interleaved schedule

@@ -97,7 +97,7 @@ def test_impossible_constraints_show_why(searched):
 
 
 def test_typed_limits_are_read_exactly_or_refused_beside_their_box(app):
-    """Issue 18, numbers typed as people type them: a number_input read `1e6` as 1 and `2.5` GPUs as 2 without a
+    """Numbers typed as people type them: a number_input read `1e6` as 1 and `2.5` GPUs as 2 without a
     word; the search's own boxes now read scientific notation exactly and refuse what is not a count."""
     app.switch_page(PAGE).run()
     app.multiselect(key="search.gpus").set_value(GPUS)
@@ -125,7 +125,7 @@ def _markdown(at) -> str:
 
 
 def test_fixed_layout_choices_are_kept_and_any_frees_them(app):
-    """Issue 14 item 10: each searched dimension is 'any' or a value; a value keeps every plan at it."""
+    """Each searched dimension is 'any' or a value; a value keeps every plan at it."""
     app.switch_page(PAGE).run()
     app.multiselect(key="search.gpus").set_value(GPUS)
     app.text_input(key="search.max_gpus").input("64")

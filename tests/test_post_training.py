@@ -1,4 +1,4 @@
-"""Post-training (issue 16): the formulas with their arithmetic written out, and the plans the issue names.
+"""Post-training: the formulas with their arithmetic written out, and the plans the issue names.
 
 Golden shapes: Llama 3.1 8B's config.json (data/models.csv: 32 layers, 8 KV heads, head dim 128,
 8,030,261,248 parameters); H100 SXM from data/gpus.csv (80 GB class, 3.35 TB/s, 989.5 dense bf16 TFLOP/s).

@@ -1,4 +1,4 @@
-"""The post-training inputs and pages in the app (issue 16, items 4 and 5; AppTest).
+"""The post-training inputs and pages in the app (AppTest).
 
 The objective is set through its sidebar widget, and the pages are read for what that must change: the
 Memory page's reference-model row, the Compute page's per-step timeline and its generation time, and a bad

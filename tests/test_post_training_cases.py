@@ -1,4 +1,4 @@
-"""Post-training rows of the case file (issue 16 item 6 and its `validate` done-when point).
+"""Post-training rows of the case file (and their `validate` scores).
 
 The bundled case file holds 21 published post-training measurements (DeepSpeed-Chat, OpenRLHF, verl, TRL;
 data/README.md). Each must be predicted or skipped with a reason; the median |error| of the predicted ones
@@ -45,7 +45,7 @@ def _post_rows(cases: list[dict[str, str]]) -> list[dict[str, str]]:
 
 def test_every_post_training_row_predicted_or_skipped_with_a_reason(cases, report) -> None:
     post_ids = {row["case_id"] for row in _post_rows(cases)}
-    assert len(post_ids) == 21  # the rows added for issue 16 (data/README.md, "Post-training rows")
+    assert len(post_ids) == 21  # the post-training rows (data/README.md, "Post-training rows")
     results = [r for r in report["rows"] if r["case_id"] in post_ids]
     assert len(results) == 21
     for result in results:
@@ -63,7 +63,7 @@ def test_every_post_training_row_predicted_or_skipped_with_a_reason(cases, repor
     expected = predicted[middle] if len(predicted) % 2 else (predicted[middle - 1] + predicted[middle]) / 2
     assert group["median_abs_rel_error"] == pytest.approx(expected)
     print(f"post-training rows: {len(predicted)} predicted, median |error| {expected:.1%} (target 25 %)")
-    # issue 16's target: 24.3 % over DSC-07..11 and TRL-01 when this was written, 23.5 % with DSC-01/03/04/05,
+    # the post-training target: 24.3 % over DSC-07..11 and TRL-01 when this was written, 23.5 % with DSC-01/03/04/05,
     # 24.1 % with the verl H20 rows (VERL-01 -55 %, -02 -34 %, -03 +1,896 %, -04 +1,007 %: see data/README.md)
     assert expected <= 0.25
 
@@ -125,7 +125,7 @@ def _write(path: Path, header: list[str], rows: list[dict[str, str]]) -> Path:
 
 def test_case_file_without_post_training_columns_still_validates(tmp_path: Path, cases, report) -> None:
     old_header = [column for column in CASE_FILE_COLUMNS if column not in POST_COLUMNS]
-    assert len(old_header) == 37  # the header before issue 16
+    assert len(old_header) == 37  # the header before the post-training columns
     sft = [row for row in cases if row["method"] not in OBJECTIVES][:6]
     old = validate_file(_write(tmp_path / "old.csv", old_header, sft), CATS)
     bundled = {r["case_id"]: r for r in report["rows"]}

@@ -1,4 +1,4 @@
-"""Issue 16 item 5 on the pages (AppTest): Compare GPUs, the Plan sheet and Plan search show the post-training
+"""Post-training on the pages (AppTest): Compare GPUs, the Plan sheet and Plan search show the post-training
 figures for a post-training plan, from the same estimate, and keep their columns for supervised fine-tuning."""
 
 from __future__ import annotations

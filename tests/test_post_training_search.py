@@ -1,4 +1,4 @@
-"""Issue 16 item 5, post-training everywhere: the GPU comparison, the plan sheet and the plan search (which
+"""Post-training everywhere: the GPU comparison, the plan sheet and the plan search (which
 splits the GPUs between training and dedicated generation for PPO/GRPO) report the same figures as the single
 estimate, through the one `evaluate`."""
 

@@ -1,4 +1,4 @@
-"""The power-cap rule against published sweeps (issue 14 item 3): throughput at several power limits on one GPU
+"""The power-cap rule against published sweeps: throughput at several power limits on one GPU
 (Perseus SOSP 2024 on A100, Zeus NSDI 2023 on V100; planner/formulas/energy/power_cap_points.py)."""
 
 from __future__ import annotations

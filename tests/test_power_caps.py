@@ -1,4 +1,4 @@
-"""Clocks and power caps (issue 14 item 3): a GPU's power limit derates its dense tensor rate by one rule
+"""Clocks and power caps: a GPU's power limit derates its dense tensor rate by one rule
 (planner/formulas/energy/power_cap.py) and sets its power draw, in the estimate, the comparison, the search, the CLI,
 share links, the scenarios CSV, the app and validation."""
 
@@ -184,7 +184,7 @@ def _capped_rows(cell: str) -> list[dict[str, str]]:
 
 
 def test_rows_on_power_capped_gpus_are_predicted_at_the_stated_limit():
-    # Before issue 14 item 3 such rows were skipped ("capped clocks are not modelled").
+    # Before power caps were modelled such rows were skipped ("capped clocks are not modelled").
     capped, full = validate_cases(_capped_rows(CAPPED_CELL), CATS)["rows"]
     assert capped["skipped_reason"] is None and capped["predicted"] is not None
     # slower than the same run at 700 W, by at most the rate's 0.761 (memory-bound time keeps its speed)

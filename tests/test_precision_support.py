@@ -1,4 +1,4 @@
-"""A precision the GPU cannot run is refused everywhere, naming the GPU and what it runs (issue 14, item 7).
+"""A precision the GPU cannot run is refused everywhere, naming the GPU and what it runs.
 
 The rule (planner/catalogue/precisions.py): a precision runs on a GPU when data/gpus.csv lists a dense rate for
 its datatype — bf16 needs tflops_bf16, fp16 tflops_fp16, fp8 tflops_fp8, fp32 tflops_tf32 or tflops_fp32.
@@ -147,7 +147,7 @@ def test_compare_marks_the_a100_for_fp8_instead_of_a_number() -> None:
     ] * 5
     h100 = frame.filter(pl.col("gpu") == H100).row(0, named=True)
     assert h100["peak_tflops"] == pytest.approx(1979.0) and "cannot run" not in h100["status"]
-    # before, the A100 borrowed its BF16 rate and came out slower than bf16 on itself (issue 14's report)
+    # before, the A100 borrowed its BF16 rate and came out slower than bf16 on itself
     cannot = set(frame.filter(pl.col("status").str.contains("cannot run"))["gpu"])
     assert cannot == {g for g in GPUS if "fp8_mixed" not in supported_precisions(CATS.gpu(g))}
 
@@ -274,7 +274,7 @@ def test_a_case_row_stating_a_precision_its_gpu_lacks_is_skipped_with_the_reason
 
 def test_the_calibration_file_loses_no_row() -> None:
     """No calibration row pairs a GPU with a precision it lacks: the same n and n_skipped as the rows' other
-    reasons give (the post-training rows of issue 16 add skips for GPUs the catalogue lacks, unstated batches
+    reasons give (the post-training rows add skips for GPUs the catalogue lacks, unstated batches
     and per-model GPU placement), and no skip names a precision."""
     report = validate_cases(load_case_file(default_case_file()), CATS)
     counts = {name: (s["n"], s["n_skipped"]) for name, s in report["summary"].items()}

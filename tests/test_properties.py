@@ -30,7 +30,7 @@ PROPERTY = settings(max_examples=n_examples(200), deadline=None, suppress_health
 CATS = default_catalogs()
 GPUS = CATS.gpus["name"].to_list()
 # The precisions each GPU can run: a drawn scenario pairs its GPU with one of them, since any other pair is
-# refused (issue 14, item 7; tests/test_precision_support.py checks every refused pair).
+# refused (tests/test_precision_support.py checks every refused pair).
 RUNS = {name: supported_precisions(CATS.gpu(name)) for name in GPUS}
 REGIONS = CATS.grid["region"].to_list()
 SNAPSHOTS = ["", *CATS.snapshot_ids()]
@@ -48,7 +48,7 @@ NEEDS_SHAPE = {
     "device_total_gib",
     "headroom_gib",
     "max_micro_batch",
-    "loading_peak_gib",  # the model-loading peak (issue 14 item 9) needs the layer count
+    "loading_peak_gib",  # the model-loading peak needs the layer count
 }
 NEEDS_PRICE = {
     "cost_usd",
@@ -193,7 +193,7 @@ def scenarios(draw: st.DrawFn, **fixed: Any) -> Scenario:
         "idle_power_frac": draw(real(0, 1)),
         "host_overhead_frac": draw(real(0, 1)),
         "usd_per_kwh": draw(real(0, 1)),
-        # goodput (issue 14 item 8): off, or up to 30 times the default rate; auto or a fixed interval
+        # goodput: off, or up to 30 times the default rate; auto or a fixed interval
         "failures_per_gpu_hour": draw(st.sampled_from([0.0, 3.4e-5]) | real(1e-6, 1e-3)),
         "checkpoint_interval_min": draw(optional(real(1, 10_000))),
         "checkpoint_write_s": draw(optional(real(0.01, 10_000))),
@@ -241,7 +241,7 @@ def test_every_figure_is_finite_non_negative_or_explained(s: Scenario) -> None:
     json.dumps(est.to_flat(), allow_nan=False)  # the CLI's JSON: NaN never leaves the library
 
 
-# Found by this test (issue 14 merge): with parameter offload and overlap 1, host transfers and the gradient
+# Found by this test (a merge of the expert-parallel work): with parameter offload and overlap 1, host transfers and the gradient
 # sync both hid behind the same compute, so the fast end of the band took longer than the slow end.
 OFFLOAD_AND_SYNC_EXCEED_COMPUTE = Scenario(
     params_b=1.0, examples=1, tokens_per_example=1.0, epochs=1.0, seq_len=512, packing=False, gpu="H100 SXM",
@@ -345,7 +345,7 @@ def data_parallel_pairs(draw: st.DrawFn) -> tuple[Scenario, Scenario]:
     return narrow, narrow.updated(n_gpus=tp * pp * dp * factor, grad_accum=accum_wide)
 
 
-# Found by a random run (issue 14, expert tensor parallelism merge): on one GPU with parameters offloaded, the
+# Found by a random run (expert tensor parallelism merge): on one GPU with parameters offloaded, the
 # routed experts were not counted as gathered, so 1 GPU peaked below 2 (6.57 vs 11.98 GiB).
 _OFFLOADED_MOE = Scenario(
     model="Mixtral 8x7B",

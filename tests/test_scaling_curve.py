@@ -1,7 +1,7 @@
 """The Compute page's scaling curve: every point keeps the scenario's global batch, so efficiency never tops 100 %.
 
 Before, the curve ran on to thousands of GPUs with accumulation clipped at one micro-batch; the global batch then
-grew, per-step costs were spread over more tokens, and the chart showed efficiencies above 100 % (issue 15).
+grew, per-step costs were spread over more tokens, and the chart showed efficiencies above 100 %.
 """
 
 from __future__ import annotations

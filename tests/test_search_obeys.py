@@ -1,4 +1,4 @@
-"""Issue 14 item 10, a search that obeys: fixed choices are constraints ('any' frees one), the global-batch target
+"""A search that obeys: fixed choices are constraints ('any' frees one), the global-batch target
 is an input shown with the result, CPU offload is searched when nothing else fits, FSDP-only is one flag, and the
 MFU band brackets the plan's end-to-end MFU."""
 

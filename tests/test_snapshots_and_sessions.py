@@ -1,4 +1,4 @@
-"""Snapshot ids and session-scoped uploads in the app (issue 18, items 4, 1 and 7), through AppTest.
+"""Snapshot ids and session-scoped uploads in the app, through AppTest.
 
 - A price file named `quote.csv` or `2026-12-01-acme.csv` (the suffix form data/README.md documents) no longer
   crashes the Cost page's price history, uploaded or in the team folder.
@@ -102,7 +102,7 @@ def _has(cats: object, snapshot: str) -> bool:
     return snapshot in cats.snapshot_ids()  # type: ignore[attr-defined]
 
 
-# --- the team folder in the app (issue 18 item 7) -------------------------------------------------------
+# --- the team folder in the app -------------------------------------------------------
 
 
 def test_a_team_fifo_is_an_error_naming_the_file_not_a_hang(tmp_path, monkeypatch):

@@ -34,7 +34,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"inputs"}),
     frozenset({"library"}),
     frozenset({"catalogue"}),
-    # post-training (issue 16) composes Columns like the pipeline modules, which read its column group
+    # post-training composes Columns like the pipeline modules, which read its column group
     frozenset({"pipeline", "post", "multimodal"}),  # vision-language and diffusion parts, like post
     frozenset({"decide", "cases", "export"}),
     # the traced second opinion (optional extra) reads the resolved plan and the formulas' peak

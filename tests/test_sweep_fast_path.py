@@ -1,4 +1,4 @@
-"""The plan search's fast path (issue 14, "still evaluates >= 1.5 M configurations per second"): memory first,
+"""The plan search's fast path ("still evaluates >= 1.5 M configurations per second"): memory first,
 the rest of `evaluate` only for the rows that fit, no efficiency band in the hot path. It must keep exactly
 the rows and figures a whole evaluation of every row gives, and the shown plans keep their band."""
 

@@ -169,7 +169,7 @@ def test_cli_with_a_bad_team_folder_exits_2_with_one_line(tmp_path: Path) -> Non
 
 
 def test_memory_fixes_are_judged_against_the_team_vram(tmp_path: Path) -> None:
-    """The Memory page's fixes use the session's catalogues, not the bundled VRAM (issue 13, point 3)."""
+    """The Memory page's fixes use the session's catalogues, not the bundled VRAM (point 3)."""
     from planner.decide.explore import suggest_fixes
     from planner.resolve import resolve
 

@@ -1,4 +1,4 @@
-"""The largest GPU file an upload may be (issue 18 item 1) keeps every page responsive and the server's memory
+"""The largest GPU file an upload may be keeps every page responsive and the server's memory
 bounded: 200 rows (MAX_GPU_ROWS) padded towards the 1 MB file limit with 2,000-character notes and sources.
 
 Bounds, for this 2-core machine shared with other work (AppTest, one process):
@@ -84,7 +84,7 @@ def test_largest_gpu_upload_keeps_every_page_fast_and_memory_bounded():
 
 
 def test_the_issues_53000_row_file_is_refused_at_once_naming_the_limit():
-    """Issue 18's file: 53,000 GPU rows in 4.9 MB, inside the old 5 MB upload limit, accepted before."""
+    """The bounded-input file: 53,000 GPU rows in 4.9 MB, inside the old 5 MB upload limit, accepted before."""
     rows = [
         f"Bulk X{i},Acme,,other,500,96,4.0,600,300,63.0,2026,spec sheet {i:017d},2026-11-20"
         for i in range(53_000)

@@ -219,7 +219,7 @@ KNOWN_BEYOND_30_PERCENT = {
     "TTU31-4-mem",
     # DeepSpeed ZeRO-3 parameter offload: how much stays on the GPU depends on settings the row omits.
     "PEFT-3",
-    # DeepSpeed-Chat PPO (issue 16): -36 %. The run keeps an EMA copy of the actor (--enable_ema, 2.4 GiB in
+    # DeepSpeed-Chat PPO: -36 %. The run keeps an EMA copy of the actor (--enable_ema, 2.4 GiB in
     # fp16) and the hybrid engine's inference containers, neither of which the planner models.
     "DSC-08",
     # verl DeepSeek-V3 GRPO on 96 H20 (predicted since the H20 joined gpus.csv): -34 %. verl's "GPU memory (GB)"
@@ -257,7 +257,7 @@ def test_at_most_5_memory_rows_skipped(report):
 
 
 def test_throughput_and_time_median_within_15_percent_with_few_skipped(report, bundled_cases):
-    # The training-efficiency target: post-training rows (issue 16) have their own, in
+    # The training-efficiency target: post-training rows have their own, in
     # tests/test_post_training_cases.py (their steps are mostly generation, which no preset describes).
     # The runs measured on the lent H200 (small Hugging Face models in eager mode, scored only) have their own
     # bound in tests/test_operators.py: the operator model predicts them too fast (median 43 %).
@@ -294,7 +294,7 @@ def test_cli_table_lists_rows_then_the_summary():
     assert lines[0].split()[:2] == ["case_id", "category"]
     assert sum(line.startswith("KO-") for line in lines) == 8  # Korthikanti's eight timed iterations
     assert lines[-2].split()[:3] == ["category", "n", "n_skipped"]
-    # 13 training rows (MPT7B-1, QWEN-QL-1..3 and ZO-1 added for issue 14) + 17 post-training (issue 16)
+    # 13 training rows (MPT7B-1, QWEN-QL-1..3 and ZO-1 added with the MoE and offload work) + 17 post-training
     # 9 skipped: DSC-02 and DSC-06 (batch not pinned), ORLHF-01..05, VERL-03/04 (lengths only caps)
     assert lines[-1].split()[:3] == ["time", "30", "9"]
 
@@ -380,7 +380,7 @@ def test_energy_from_given_gpu_hours_toy(unit, expected):
     assert case.basis.startswith("toy hours")
 
 
-# --- black-box validation and cross-validation (issue 13, points 4-5) ----------------------------------------
+# --- black-box validation and cross-validation (points 4-5) ----------------------------------------
 
 UNSEEN = (
     Path(__file__).resolve().parent / "data" / "unseen_cases.csv"
@@ -497,7 +497,7 @@ def test_refit_modes_hold_out_more_and_err_more(three_modes):
     shipped, row, source = (median_of(three_modes[mode]) for mode in (None, "row", "source"))
     # The shipped presets were derived from these very rows (in-sample): holding out the row, or its whole
     # source document, removes the row's own information. Row and source holdouts are not ordered: a source
-    # holdout also removes rows that disagree with the row (after issue 14's MoE critical path, 0.098 vs 0.095).
+    # holdout also removes rows that disagree with the row (after the MoE critical path, 0.098 vs 0.095).
     assert shipped < row and shipped < source
     assert three_modes[None]["summary"]["memory"] == three_modes["source"]["summary"]["memory"]  # no preset
 

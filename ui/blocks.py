@@ -90,7 +90,7 @@ def context_caption(est: Estimate, model_label: str, n_gpus: int) -> None:
 
 
 def loading_row(est: Estimate) -> tuple[str, str, str]:
-    """The breakdown row of the model-loading peak (issue 14 item 9): its figure when the whole model lands on
+    """The breakdown row of the model-loading peak: its figure when the whole model lands on
     each GPU before sharding, a word when it loads sharded (then it stays below the training peak)."""
     if est.loading_peak_gib:
         how = "whole model at its load dtype on each GPU before sharding, one layer flattened, overhead"

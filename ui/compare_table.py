@@ -49,7 +49,7 @@ TABLE_COLUMNS: dict[str, Any] = {
     "usd_per_gpu_hour": st.column_config.NumberColumn("$/GPU-h", format="$%.2f"),
     "price_snapshot": st.column_config.TextColumn("Price snapshot"),
     "price_basis": st.column_config.TextColumn("Price source"),
-    # post-training (issue 16): only a post-training comparison carries these (planner.decide.compare)
+    # post-training: only a post-training comparison carries these (planner.decide.compare)
     "reference_model_gib": st.column_config.NumberColumn("Reference (GiB)", format="%.1f"),
     "reward_model_gib": st.column_config.NumberColumn("Reward model (GiB)", format="%.1f"),
     "value_model_gib": st.column_config.NumberColumn("Value model (GiB)", format="%.1f"),

@@ -1,4 +1,4 @@
-"""The Methods & data page's post-training section (issue 16): what each objective adds, and how it is counted.
+"""The Methods & data page's post-training section: what each objective adds, and how it is counted.
 
 Kept apart from app_pages/methods.py, which would pass 300 lines with it. The figures quoted are the
 planner's own constants, read from `planner.inputs.post_training`, so the text cannot drift from the code.

@@ -1,4 +1,4 @@
-"""The per-step timeline of a post-training plan (issue 16): one bar of one step, part after part.
+"""The per-step timeline of a post-training plan: one bar of one step, part after part.
 
 Built like `ui.charts`: the altair chart once (cached as a Vega-Lite spec with named data), fresh data on
 every rerun, no network needed (Vega-Lite renders in the browser from the spec and the attached rows).

@@ -1,4 +1,4 @@
-"""The post-training inputs in the sidebar's training setup (issue 16): the objective, and what it needs.
+"""The post-training inputs in the sidebar's training setup: the objective, and what it needs.
 
 `Scenario.method` says how the policy's weights are trained (full, LoRA, QLoRA) and `post_training` what
 they are trained for; the objective picker sits beside the method. Only the inputs an objective reads are

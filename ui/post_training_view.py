@@ -1,4 +1,4 @@
-"""What the Memory and Compute pages add for a post-training plan (issue 16), from the Estimate's fields.
+"""What the Memory and Compute pages add for a post-training plan, from the Estimate's fields.
 
 No arithmetic beyond sums of what the estimate reports: the figures come from `planner.post`.
 """

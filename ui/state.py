@@ -65,7 +65,7 @@ def _runnable_precision(linked: Scenario) -> tuple[Scenario, list[str]]:
 
 def _allowed_power_limit(s: Scenario) -> tuple[Scenario, list[str]]:
     """A typed power limit outside the GPU's range (a link, or a GPU change) is dropped for the catalogue's,
-    with a notice, so the GPU the user picked is kept (issue 14 item 3)."""
+    with a notice, so the GPU the user picked is kept."""
     refused = _power_limit_problem(s)
     if refused is None:
         return s, []

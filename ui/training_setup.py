@@ -1,7 +1,7 @@
 """The training setup — method, optimizer, precision, batch, sequence, sharding and memory savers — in the sidebar.
 
 It used to live on the Memory page only, so a plan's most consequential inputs were out of reach on every other
-page, and at 1280×720 the Memory page showed inputs and no result (issue 15). In the sidebar it is one click away
+page, and at 1280×720 the Memory page showed inputs and no result. In the sidebar it is one click away
 on every page; a one-line summary says what is set while the section is closed.
 """
 

@@ -2,7 +2,7 @@
 
 Why: on a fresh server, sessions opened at the same moment each run their first page in their own thread, and
 those threads imported the same modules concurrently. Nine sessions at once showed `ImportError: cannot import
-name 'charts' from 'ui'` and a half-initialised pandas in five of nine first runs (issue 18). app.py calls
+name 'charts' from 'ui'` and a half-initialised pandas in five of nine first runs. app.py calls
 `import_everything()` before anything else: the first session imports every module under one lock, and the
 sessions that arrive meanwhile wait for it, so no page ever sees a module half imported. Later calls return
 at once.

@@ -37,7 +37,7 @@ NUMERIC_COLUMNS = (
     "params_b", "active_params_b", "n_layers", "hidden", "n_heads", "n_kv_heads", "ffn_hidden", "vocab",
     "seq_len", "micro_batch", "global_batch", "grad_accum", "lora_rank", "tp", "pp", "dp", "cp", "n_gpus",
     "n_tokens_b", "power_w_per_gpu", "pue", "grid_kg_co2e_per_kwh", "measured_value",
-    # post-training (issue 16)
+    # post-training
     "prompt_tokens", "completion_tokens", "samples_per_prompt", "rollout_prompts", "generation_memory_frac",
     "generation_tp",
 )  # fmt: skip
@@ -50,7 +50,7 @@ WHOLE_COLUMNS = (
 # A count that may be zero: GPUs that only generate (0 = generation colocated on the training GPUs).
 ZERO_OR_COUNT_COLUMNS = ("generation_gpus",)
 FRACTION_COLUMNS = ("generation_memory_frac",)  # a share of GPU memory: in (0, 1]
-# Post-training rows (issue 16): how the policy is trained when `method` names the objective, the rollout's
+# Post-training rows: how the policy is trained when `method` names the objective, the rollout's
 # shape and the models beside the policy (planner.cases.case_post maps them to the Scenario).
 POST_COLUMNS = (
     "policy_method", "prompt_tokens", "completion_tokens", "samples_per_prompt", "rollout_prompts",
@@ -76,9 +76,9 @@ CASE_FILE_COLUMNS = (
     *POST_COLUMNS,
 )  # fmt: skip
 # Provenance text and the post-training columns: read as empty when a case file leaves the column out (case
-# files older than issue 16 keep working, DESIGN.md §4). Extra columns are allowed.
+# files older than the post-training columns keep working, DESIGN.md §4). Extra columns are allowed.
 OPTIONAL_COLUMNS = ("source", "url", "notes", *POST_COLUMNS)
-# Optional setting columns beyond the reference header (issue 14 item 6), case-insensitive, empty = the default
+# Optional setting columns beyond the reference header, case-insensitive, empty = the default
 # (first value): the gradient reduce dtype and the overlap model (planner/inputs/comm_inputs.py), how the model
 # was loaded before sharding.
 REDUCE_DTYPE_COLUMN = "reduce_dtype"
@@ -86,7 +86,7 @@ OVERLAP_MODEL_COLUMN = "overlap_model"
 SETTING_COLUMNS: dict[str, tuple[str, ...]] = {
     REDUCE_DTYPE_COLUMN: get_args(ReduceDtype),
     OVERLAP_MODEL_COLUMN: OVERLAP_MODELS,
-    "model_loading": MODEL_LOADINGS,  # issue 14 item 9: planner/inputs/loading_inputs.py
+    "model_loading": MODEL_LOADINGS,  # planner/inputs/loading_inputs.py
 }
 REQUIRED_COLUMNS = tuple(column for column in CASE_FILE_COLUMNS if column not in OPTIONAL_COLUMNS)
 # The shipped calibration file is 140 kB for 145 cases; 5 MB is some 5,000 cases, far more than any study holds.

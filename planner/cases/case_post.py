@@ -1,4 +1,4 @@
-"""A post-training case row (issue 16) -> the post-training block of its Scenario.
+"""A post-training case row -> the post-training block of its Scenario.
 
 The `method` column names the objective (dpo, simpo, orpo, kto, reward_model, ppo, grpo; DESIGN.md §4) and
 `policy_method` how the policy is trained (full, LoRA, QLoRA); the optional columns of

@@ -31,7 +31,7 @@ OWN_MEASUREMENT_URL = "data/microbench/"
 
 def feeds_presets(row: Mapping[str, str]) -> bool:
     """A throughput or time row of supervised fine-tuning or pre-training. Post-training rows (a preference
-    or RL objective in `method`, issue 16) never feed the presets: their step holds generation, scoring and
+    or RL objective in `method`) never feed the presets: their step holds generation, scoring and
     other models' work beside the policy's training, so the utilisation they imply is not the training
     efficiency the presets hold (and a PPO row's decode-bound generation would drag every preset down).
     A QLoRA row over a GPTQ or AWQ int4 base is scored but feeds nothing either: the QLoRA presets are those of

@@ -174,7 +174,7 @@ _POWER_LIMIT = re.compile(
 
 
 def power_limit_w(gpu_cell: str) -> float | None:
-    """The per-GPU power limit a GPU cell states in watts, or None (issue 14 item 3)."""
+    """The per-GPU power limit a GPU cell states in watts, or None."""
     match = _POWER_LIMIT.search(gpu_cell.lower())
     if match is None:
         return None
@@ -211,7 +211,7 @@ _EXPERT_PARALLEL = re.compile(r"expert[- ]parallel(?:ism)?(?: degree| size)? (\d
 
 
 def expert_parallel_degree(notes: str) -> int | None:
-    """The expert-parallel degree the notes state (issue 14 item 1), or None when they state none."""
+    """The expert-parallel degree the notes state, or None when they state none."""
     found = _EXPERT_PARALLEL.search(notes.lower())
     return int(found.group(1)) if found else None
 
@@ -221,12 +221,12 @@ _EXPERT_TENSOR = re.compile(r"expert[- ]tensor[- ]parallel(?:ism)?(?: degree| si
 
 
 def expert_tensor_parallel_degree(notes: str) -> int | None:
-    """The expert tensor-parallel degree the notes state (issue 14 item 1), or None (it follows tp)."""
+    """The expert tensor-parallel degree the notes state, or None (it follows tp)."""
     found = _EXPERT_TENSOR.search(notes.lower())
     return int(found.group(1)) if found else None
 
 
-# How the calibration notes state a run's length when n_tokens_b is blank (docs/pt_columns contract, issue 16):
+# How the calibration notes state a run's length when n_tokens_b is blank (docs/pt_columns contract):
 # "264,292 prompts, 1 epoch", "14k examples x 3 epochs", "50k pairs, 2 epochs".
 _RUN_LENGTH = re.compile(
     r"(\d[\d,]*(?:\.\d+)?)\s*(k|m)?\s+(?:prompts|pairs|examples)\s*(?:,|x|×)\s*(\d+(?:\.\d+)?)\s+epochs?\b"

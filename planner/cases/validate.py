@@ -65,7 +65,7 @@ CATEGORY_UNITS = {
     "energy": ("gpu_hours", *ENERGY_CHAIN_UNITS),
     "multimodal": (*MEMORY_UNITS, "gb_upper_bound_per_gpu", *TIME_UNITS),  # vision-language, diffusion
 }
-POST_GROUP = "post_training"  # rows whose method is a preference or RL objective (issue 16)
+POST_GROUP = "post_training"  # rows whose method is a preference or RL objective
 ROW_KEYS = ("case_id", "category", "predicted", "measured", "measured_unit", "rel_error", "skipped_reason")
 EMPTY_SUMMARY = {
     "n": 0,
@@ -129,7 +129,7 @@ def post_training_summary(
     results: Sequence[Mapping[str, Any]], cases: Iterable[Mapping[str, Any]]
 ) -> dict[str, Any]:
     """n, n_skipped and median / p90 / max |rel_error| of the post-training rows (a preference or RL objective
-    in `method`) of every category together: the group issue 16's acceptance target is set on. Kept out of
+    in `method`) of every category together: the group the post-training acceptance target is set on. Kept out of
     `validate_cases`' object, whose keys are DESIGN.md §4's contract."""
     post_ids = {str(case["case_id"]) for case in cases if _is_post(case)}
     post = [{**r, "category": POST_GROUP} for r in results if r["case_id"] in post_ids]

@@ -35,7 +35,7 @@ NO_ORIGIN = ("pricing_modes", "pue", "storage")  # origin is kept only where the
 TEAM_FILES = tuple(spec.file_name for spec in (GPUS, *PLAIN_TABLES.values()))
 PRICES_FOLDER = "prices"
 # Snapshot files a folder may hold: a weekly snapshot for almost four years. Each is read and checked on load, so
-# the count bounds the load time of a team folder (issue 18: bounded work per input).
+# the count bounds the load time of a team folder (bounded work per input).
 MAX_SNAPSHOT_FILES = 200
 MAX_UNREAD_NOTICES = 5  # stray files named one by one; past this, a count
 Frames = dict[str, pl.DataFrame]  # Catalogs field -> frame, for the six tables a layer may hold

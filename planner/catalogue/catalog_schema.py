@@ -37,7 +37,7 @@ WORLD_REGION = "world-average"
 MAX_TFLOPS = 1_000_000.0  # the Scenario's peak_tflops ceiling
 MAX_USD_PER_GPU_HOUR = 10_000.0
 
-# Rows a team or uploaded file may hold: bounded work per input (issue 18). The bundled GPU file has 31 rows; a
+# Rows a team or uploaded file may hold: bounded work per input. The bundled GPU file has 31 rows; a
 # team lists the chips it can rent, tens at most. Every page evaluates one row per GPU somewhere (Compare GPUs
 # evaluates each GPU at every candidate count), so page time grows with this number: at 200 rows each page
 # stays within seconds (tests/test_bounded_inputs.py). A price snapshot has one row per GPU, so the same cap.
@@ -106,7 +106,7 @@ GPUS = TableSpec(
         _positive("memory_gib", 100_000.0),
         _positive("memory_bw_tb_per_s", 1_000.0),
         _positive("tdp_w", 100_000.0),
-        # A variant run below its TDP (issue 14 item 3): the enforced limit, blank = the TDP. Within
+        # A variant run below its TDP: the enforced limit, blank = the TDP. Within
         # [MIN_POWER_LIMIT_FRAC x tdp_w, tdp_w] (catalog_tables.check_power_limits); the tflops_* columns stay
         # the datasheet's rates at TDP and planner.formulas.energy.power_cap derates them.
         _positive("power_limit_w", 100_000.0, required=False),

@@ -1,4 +1,4 @@
-"""The power limit a GPU runs at: the scenario's, else the catalogue variant's, else its TDP (issue 14 item 3).
+"""The power limit a GPU runs at: the scenario's, else the catalogue variant's, else its TDP.
 
 The rule from a limit to the dense rate is `planner.formulas.energy.power_cap`; this module only says which limit
 applies and whether a typed one is allowed for the GPU (a range relative to its TDP, so it needs the row).

@@ -4,7 +4,7 @@ GPU catalogue's rate columns.
 A precision runs on a GPU when the catalogue lists a dense rate for the datatype its matmuls run in (the
 columns below). There is no fallback to another datatype's rate: an fp8 recipe cannot run without FP8 tensor
 cores (A100, V100, TPU v4), and a bf16 one not without BF16 (V100, T4), so planning such a run at another
-rate would describe a run nobody can launch (issue 14, item 7). A blank cell can also mean "no figure was
+rate would describe a run nobody can launch. A blank cell can also mean "no figure was
 found" (data/README.md); the refusal says so, and a team catalogue row that gives the rate makes it runnable.
 
 Every path asks here: `resolve` (estimate, CLI, app, sheet rows, case rows) refuses the pair, the GPU

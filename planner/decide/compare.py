@@ -64,7 +64,7 @@ FIGURES = (
     "expected_failures",
 )
 
-# Post-training figures (issue 16), carried only for a post-training scenario so a supervised fine-tuning
+# Post-training figures, carried only for a post-training scenario so a supervised fine-tuning
 # comparison keeps its columns; each GPU's own engine share of its memory and its own bandwidth drive them.
 POST_TRAINING_FIGURES = (
     "reference_model_gib",

@@ -120,7 +120,7 @@ def _recipe_fixes(s: Scenario) -> Iterator[Candidate]:
             "optimizer states from 8 to 2 bytes per trained parameter; usually the same loss",
             True,
         )
-    if s.model_loading == "full_on_gpu":  # issue 14 item 9: the whole model no longer lands on each GPU first
+    if s.model_loading == "full_on_gpu":  # the whole model no longer lands on each GPU first
         yield (
             {"model_loading": "sharded"},
             "Load the model sharded",

@@ -37,7 +37,7 @@ class SheetColumn:
 SHEET_INPUT_COLUMNS: tuple[SheetColumn, ...] = (
     SheetColumn("model", "Model"),
     SheetColumn("method", "Method"),
-    SheetColumn("post_training", "Objective"),  # issue 16: rows with different objectives evaluate together
+    SheetColumn("post_training", "Objective"),  # rows with different objectives evaluate together
     SheetColumn("gpu", "GPU"),
     SheetColumn("n_gpus", "GPUs"),
     SheetColumn("examples", "Examples"),
@@ -70,7 +70,7 @@ SHEET_RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("co2e_kg", "CO2e (kg)"),
     ("bound_by", "Bound by"),  # the step's largest part (planner.formulas.operators.outputs)
 )
-# Shown after those when any row is post-training (issue 16); a sheet of SFT plans keeps its columns.
+# Shown after those when any row is post-training; a sheet of SFT plans keeps its columns.
 SHEET_POST_RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("peak_phase", "Peak phase"),
     ("reference_model_gib", "Reference GiB"),

@@ -1,4 +1,4 @@
-"""The plan search's split of the GPUs between training and dedicated generation (issue 16, PPO/GRPO).
+"""The plan search's split of the GPUs between training and dedicated generation (PPO/GRPO).
 
 An online objective generates its rollouts either on the training GPUs (colocated, `generation_gpus` 0) or on
 GPUs of the same type that only generate. The search tries both: for each total GPU count (a "budget", the

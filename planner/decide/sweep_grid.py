@@ -69,14 +69,14 @@ class SearchSpace:
     micro_batches: tuple[int, ...] = DEFAULT_MICRO_BATCHES
     virtual_stages: tuple[int, ...] = DEFAULT_VIRTUAL_STAGES  # tried where pp > 1 and the layers split
     target_batch_sequences: int | None = None  # None: the scenario's micro_batch × grad_accum × dp
-    # --- a search that obeys (issue 14 item 10; built by planner.decide.sweep_space) ---
+    # --- a search that obeys (built by planner.decide.sweep_space) ---
     # (offload_optimizer, offload_params) pairs allowed; None: any. The first pass uses the scenario's own pair
     # (or the first allowed), the others only when nothing meets the constraints (sweep_space.offload_passes).
     offload_modes: tuple[tuple[bool, bool], ...] | None = None
     fixed: tuple[tuple[str, object], ...] = ()  # (scenario field, value) the user fixed, for the words
-    # expert parallelism (issue 14 item 1): degrees tried where the model has routed experts
+    # expert parallelism: degrees tried where the model has routed experts
     expert_degrees: tuple[int, ...] = DEFAULT_EXPERT_DEGREES
-    # post-training (issue 16; planner.decide.sweep_generation): dedicated generation GPU counts tried for
+    # post-training (planner.decide.sweep_generation): dedicated generation GPU counts tried for
     # PPO/GRPO; None: colocated and a few splits of each total (0 means colocated)
     generation_gpus: tuple[int, ...] | None = None
 

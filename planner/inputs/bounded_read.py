@@ -4,7 +4,7 @@ bytes, and never more than that number plus one read from it.
 Every path a user or a team controls goes through `read_limited` or `check_limited`: the CLI's scenario file
 and `--model-config`, the files of a `PLANNER_DATA_DIR` team folder, and (as bytes already in memory) a
 session's uploads, the Scenarios CSV import and price snapshots. Without it `--model-config /dev/zero` reads
-until MemoryError and a FIFO blocks the reader forever (issue 18, items 1 and 7).
+until MemoryError and a FIFO blocks the reader forever.
 
 Why each check:
 - `os.stat` (following symlinks) before opening: a FIFO, a device, a socket or a directory is refused by its

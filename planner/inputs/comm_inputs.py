@@ -1,4 +1,4 @@
-"""The communication inputs of a Scenario (issue 14 item 6): the gradient reduce dtype and the overlap model.
+"""The communication inputs of a Scenario: the gradient reduce dtype and the overlap model.
 
 Kept here, as `planner.inputs.post_training` keeps its block, so that the Scenario stays short. The figures
 they drive live in `planner.formulas.step.collectives` and `planner.formulas.step.timing`.
@@ -20,7 +20,7 @@ REDUCE_DTYPE_BYTES = {"auto": 0.0, "fp32": 4.0, "bf16": 2.0, "fp16": 2.0}
 # "constant" is the default because the windows need the real micro-batch split, which published rows rarely
 # state: with the split guessed (a blank micro-batch read as 1, so 4-64 accumulation steps, e.g. Megatron's
 # weak-scaling rows) they scored worse held out: `validate --refit source` throughput median 9.5 % -> 14.5 %,
-# 90th percentile 45.6 % -> 67.4 % (issue 14 item 6 report). Choose "windows" when the split is known.
+# 90th percentile 45.6 % -> 67.4 %. Choose "windows" when the split is known.
 OverlapModel = Literal["constant", "windows"]
 OVERLAP_MODELS: tuple[str, ...] = ("constant", "windows")
 

@@ -1,4 +1,4 @@
-"""How the model gets onto the GPUs before training (issue 14 item 9, memory tails), kept here so the Scenario
+"""How the model gets onto the GPUs before training (memory tails), kept here so the Scenario
 stays short. The peak it drives lives in `planner.formulas.memory.loading`.
 
 "sharded" (the default): each rank only ever holds its shard plus the unit being filled in, which is below the

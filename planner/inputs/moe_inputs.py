@@ -1,4 +1,4 @@
-"""The mixture-of-experts inputs beyond the expert-parallel degree (issue 14 item 1), kept here so the
+"""The mixture-of-experts inputs beyond the expert-parallel degree, kept here so the
 Scenario stays short: each Field with its default, range and reason.
 
 `moe_capacity_factor` is the busiest expert-parallel rank's routed load over the average. Switch Transformer

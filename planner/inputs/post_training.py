@@ -1,4 +1,4 @@
-"""The post-training inputs of a Scenario (issue 16): the objective and what it needs besides the policy.
+"""The post-training inputs of a Scenario: the objective and what it needs besides the policy.
 
 `Scenario.method` stays how the policy's weights are trained (full, LoRA, QLoRA); `post_training` is what
 it is trained for. The defaults describe supervised fine-tuning, so every plan saved before this existed

@@ -151,12 +151,12 @@ class Scenario(BaseModel):
     host_memory_gb_per_s: float = Field(
         **hi.FIELDS["host_memory_gb_per_s"]
     )  # offload's CPU step: host_inputs.py
-    # --- goodput: failures, checkpoints, restarts (issue 14 item 8; planner/formulas/step/goodput.py) ---------
+    # --- goodput: failures, checkpoints, restarts (planner/formulas/step/goodput.py) ---------
     failures_per_gpu_hour: float = Field(**gp.FIELDS["failures_per_gpu_hour"])  # sources: goodput_defaults
     checkpoint_interval_min: float | None = Field(**gp.FIELDS["checkpoint_interval_min"])
     checkpoint_write_s: float | None = Field(**gp.FIELDS["checkpoint_write_s"])
     restart_min: float = Field(**gp.FIELDS["restart_min"])
-    # --- memory tails (issue 14 item 9; planner/formulas/memory/activations.py, model_states.py) -------------
+    # --- memory tails (planner/formulas/memory/activations.py, model_states.py) -------------
     # Off by default: torchtune's LoRA recipes run lora_dropout 0.0; PEFT's examples use 0.1.
     lora_dropout: bool = Field(
         False, description="LoRA adapters run dropout (each keeps a dropped copy of its input and a mask)"
@@ -171,15 +171,15 @@ class Scenario(BaseModel):
         False, description="torch.optim's foreach step: one parameter-sized temporary during the update"
     )
     hf_eager_code: bool = Field(**hi.FIELDS["hf_eager_code"])
-    # --- clocks and power caps (issue 14 item 3; planner/formulas/energy/power_cap.py): 10 W-100 kW is a sanity bound
+    # --- clocks and power caps (planner/formulas/energy/power_cap.py): 10 W-100 kW is a sanity bound
     # (the GPU catalogue's tdp_w ceiling); the range against the GPU's TDP needs the catalogue: planner.resolve.
     power_limit_w: float | None = Field(
         None, ge=10, le=100_000, description="power limit per GPU, W; empty = TDP"
     )
-    # --- expert parallelism (issue 14 item 1): routed experts over ep GPUs carved out of dp (Megatron-Core's
+    # --- expert parallelism: routed experts over ep GPUs carved out of dp (Megatron-Core's
     # --expert-model-parallel-size; planner/formulas/step/moe.py); 1024 as for tp.
     ep: int = Field(1, ge=1, le=1024, description="expert-parallel degree (MoE only); 1 = none")
-    # --- post-training (issue 16): each field's range and reason in planner/inputs/post_training.py ---------
+    # --- post-training: each field's range and reason in planner/inputs/post_training.py ---------
     post_training: pt.PostTraining = Field(**pt.FIELDS["post_training"])
     completion_tokens: int | None = Field(**pt.FIELDS["completion_tokens"])
     samples_per_prompt: int | None = Field(**pt.FIELDS["samples_per_prompt"])
@@ -195,13 +195,13 @@ class Scenario(BaseModel):
     frozen_dtype: pt.FrozenDtype = Field(**pt.FIELDS["frozen_dtype"])
     reward_model: str = Field(**pt.FIELDS["reward_model"])
     value_model: str = Field(**pt.FIELDS["value_model"])
-    # --- MoE load (issue 14 item 1), communication (item 6): reasons in moe_inputs.py, comm_inputs.py -----
+    # --- MoE load, communication (item 6): reasons in moe_inputs.py, comm_inputs.py -----
     moe_capacity_factor: float = Field(**moe.FIELDS["moe_capacity_factor"])
     reduce_dtype: ci.ReduceDtype = Field(**ci.FIELDS["reduce_dtype"])
     overlap_model: ci.OverlapModel = Field(**ci.FIELDS["overlap_model"])
     tp_comm_overlap: bool = Field(**ci.FIELDS["tp_comm_overlap"])
-    etp: int | None = Field(**moe.FIELDS["etp"])  # expert tensor parallelism (issue 14 item 1)
-    model_loading: ld.ModelLoading = Field(**ld.FIELDS["model_loading"])  # issue 14 item 9: loading_inputs.py
+    etp: int | None = Field(**moe.FIELDS["etp"])  # expert tensor parallelism
+    model_loading: ld.ModelLoading = Field(**ld.FIELDS["model_loading"])  # loading_inputs.py
     images_per_example: float = Field(**mm.FIELDS["images_per_example"])  # reasons: multimodal_inputs.py
     image_size: mm.ImageSize = Field(**mm.FIELDS["image_size"])
     vision_encoder: mm.VisionEncoderMode = Field(**mm.FIELDS["vision_encoder"])

@@ -1,4 +1,4 @@
-"""Post-training (issue 16): DPO and its relatives, reward models, PPO and GRPO, composed from `Columns`.
+"""Post-training: DPO and its relatives, reward models, PPO and GRPO, composed from `Columns`.
 
 - `group`: the post-training column group of `planner.columns.Columns`;
 - `columns`: builds it from a Scenario, deciding each objective's defaults in one place;

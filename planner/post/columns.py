@@ -1,4 +1,4 @@
-"""The post-training column group (issue 16): what `planner.post.step` reads, built once per scenario.
+"""The post-training column group: what `planner.post.step` reads, built once per scenario.
 
 Every default an objective implies is decided here, in one place (the inputs' ranges and reasons are in
 `planner.inputs.post_training`): which models are on the GPUs, how many tokens each of them runs a forward

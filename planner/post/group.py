@@ -1,4 +1,4 @@
-"""The post-training group of `planner.columns.Columns` (issue 16); `planner.post.columns` builds it."""
+"""The post-training group of `planner.columns.Columns`; `planner.post.columns` builds it."""
 
 from __future__ import annotations
 

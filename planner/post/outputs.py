@@ -1,4 +1,4 @@
-"""The post-training figures an estimate reports (issue 16): their Estimate fields and their rows of the
+"""The post-training figures an estimate reports: their Estimate fields and their rows of the
 output table (`planner.results.OUTPUTS` takes both from here). For supervised fine-tuning every model,
 cache and generation figure is 0 and the training time is the whole compute time."""
 

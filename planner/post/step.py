@@ -1,4 +1,4 @@
-"""Post-training (issue 16) composed from `Columns`: what the policy trains on, the other models' memory and
+"""Post-training composed from `Columns`: what the policy trains on, the other models' memory and
 forwards, the rollouts, and the phase that peaks. `planner.evaluate` calls `policy_view` first and
 `post_training_outputs` after the memory model, so the estimate, the comparison, the sheet, the search and
 validation all get the same figures. The formulas live in `planner.formulas.post_training.side_models` and

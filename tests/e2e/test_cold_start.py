@@ -1,4 +1,4 @@
-"""Ten sessions opening pages at the same moment on a fresh server (issue 18, item 6).
+"""Ten sessions opening pages at the same moment on a fresh server.
 
 Before app.py imported everything once (ui/warmup.py), nine sessions at once showed `ImportError: cannot import
 name 'charts' from 'ui'` or a half-initialised pandas in five of nine first runs. Each run of this test starts

@@ -1,5 +1,5 @@
 """At 1280×720, a common laptop window, Overview's six headline figures show without scrolling, and the
-training setup is in the sidebar on every page (issue 15: it used to be on the Memory page only, and the Memory
+training setup is in the sidebar on every page (it used to be on the Memory page only, and the Memory
 page then showed inputs and no result)."""
 
 from __future__ import annotations

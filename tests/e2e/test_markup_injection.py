@@ -1,6 +1,6 @@
 """Hostile text in every field a stranger or colleague controls never turns into markup in the browser.
 
-Issue 18, item 2: a share link, an uploaded file's name and cells, a config.json and a team folder (its path,
+A share link, an uploaded file's name and cells, a config.json and a team folder (its path,
 file names and cells) all reach messages, captions and labels. In chromium, on every page, no image, link,
 Material icon, emoji shortcode, coloured directive or KaTeX formula made from that text appears, and the browser
 asks no other host for anything. Each hostile text carries the marker 666 so the checks tell it from the app's

@@ -1,4 +1,4 @@
-"""Numbers typed into the real boxes (issue 18, item 5): Streamlit's number_input let the browser read `3e4` in
+"""Numbers typed into the real boxes: Streamlit's number_input let the browser read `3e4` in
 an integer box as 3, `1e6` as 1 and `1e400` as the box's minimum, silently. The app's number boxes
 (ui/number_entry.py) take the first two exactly and refuse the third with a message right under the box."""
 

@@ -1,4 +1,4 @@
-"""Dense tensor throughput of a GPU run under a power limit below its TDP (issue 14, item 3).
+"""Dense tensor throughput of a GPU run under a power limit below its TDP.
 
 A power limit (`nvidia-smi -pl`, or a variant shipped at a lower limit) is enforced by lowering the SM clock
 until the board's draw stays under it; a compute-bound matmul then runs at a rate proportional to the clock.

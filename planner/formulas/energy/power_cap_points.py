@@ -1,5 +1,5 @@
 """Published throughput at several power limits on one GPU: the points `planner.formulas.energy.power_cap` is checked
-against (issue 14, item 3; tests/test_power_cap_points.py).
+against (tests/test_power_cap_points.py).
 
 Each point is the training throughput at a limit as a share of the throughput at the sweep's highest limit,
 computed from the published time per iteration (or per epoch) as time(highest) / time(limit): the work per

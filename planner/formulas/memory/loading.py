@@ -1,4 +1,4 @@
-"""The device peak while the model is loaded and first sharded (issue 14 item 9, memory tails), in bytes.
+"""The device peak while the model is loaded and first sharded (memory tails), in bytes.
 
 Loaded sharded (meta-device init then a sharded state dict, DeepSpeed's zero.Init, accelerate's CPU-RAM-
 efficient loading, FSDP1 moving a CPU model unit by unit: `planner.inputs.loading_inputs`), a rank holds its

@@ -82,11 +82,11 @@ class MemoryInputs:
     optimizer_in_backward: FloatOrArray = 0.0  # each parameter is stepped as its gradient arrives (torchtune)
     overhead_bytes: FloatOrArray = DEFAULT_OVERHEAD_BYTES
     fragmentation_frac: FloatOrArray = DEFAULT_FRAGMENTATION_FRAC
-    # pipeline schedule (issue 14, item 2): model chunks per GPU; 1 = plain 1F1B
+    # pipeline schedule: model chunks per GPU; 1 = plain 1F1B
     n_virtual_stages: FloatOrArray = 1.0
-    # offload and paged optimizers (issue 14 item 5): share of a paged optimizer's states in host memory
+    # offload and paged optimizers: share of a paged optimizer's states in host memory
     page_optimizer: FloatOrArray = 0.0
-    # memory tails (issue 14 item 9): LoRA adapters' saved activations, fp32 gradient buffers
+    # memory tails: LoRA adapters' saved activations, fp32 gradient buffers
     lora_rank: FloatOrArray = 0.0  # adapter rank (read only when method is LoRA or QLoRA)
     lora_all_linear: FloatOrArray = 0.0  # 1 when the MLP matrices are adapted too, 0 for attention only
     lora_dropout: FloatOrArray = (
@@ -99,12 +99,12 @@ class MemoryInputs:
     optimizer_foreach: FloatOrArray = 0.0
     # 1: Hugging Face transformers / PEFT eager code keeps more for backward (planner.formulas.memory.eager)
     hf_eager_code: FloatOrArray = 0.0
-    # expert parallelism (issue 14 item 1): routed experts' weights and adapters, spread over ep GPUs
+    # expert parallelism: routed experts' weights and adapters, spread over ep GPUs
     n_expert_params: FloatOrArray = 0.0
     n_expert_adapter_params: FloatOrArray = 0.0
     ep: FloatOrArray = 1.0
     etp: FloatOrArray = 0.0  # expert tensor-parallel degree; 0 = follows tp (planner.formulas.step.moe)
-    # model loading (issue 14 item 9): 1 = the whole model on each GPU before sharding (planner.formulas.memory.loading)
+    # model loading: 1 = the whole model on each GPU before sharding (planner.formulas.memory.loading)
     full_model_load: FloatOrArray = 0.0
 
 

@@ -85,7 +85,7 @@ class Recompute(_Choice):
 
 
 class PostTraining(_Choice):
-    """The training objective (issue 16; planner.inputs.post_training): supervised, preference or RL."""
+    """The training objective (planner.inputs.post_training): supervised, preference or RL."""
 
     SFT = 0
     DPO = 1

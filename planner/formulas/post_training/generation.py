@@ -1,4 +1,4 @@
-"""Rollout generation of PPO and GRPO (issue 16): the KV cache, prefill, decode and the weight hand-over.
+"""Rollout generation of PPO and GRPO: the KV cache, prefill, decode and the weight hand-over.
 
 A rollout step generates `samples_per_prompt` completions for each of its prompts on an inference engine
 (vLLM-style: a share of each GPU's memory holds its weights and a paged KV cache; continuous batching keeps

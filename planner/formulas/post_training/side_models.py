@@ -1,4 +1,4 @@
-"""Post-training (issue 16): the models beside the policy, their forwards, and the memory phases.
+"""Post-training: the models beside the policy, their forwards, and the memory phases.
 
 Preference methods (DPO and its relatives, a pairwise reward model) train on chosen and rejected sequences
 of each pair in one step: twice SFT's sequences per micro-batch, so twice its activations and logits

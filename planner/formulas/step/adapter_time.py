@@ -1,4 +1,4 @@
-"""The memory-bound time of LoRA and QLoRA that a FLOP count misses (issue 14, item 4).
+"""The memory-bound time of LoRA and QLoRA that a FLOP count misses.
 
 Two costs run at memory bandwidth, not at the tensor-core rate, so they are charged as bytes moved over the
 GPU's memory bandwidth and added to the step's compute time:

@@ -1,6 +1,6 @@
 """Communication as frameworks run it: per-collective latency and how much compute the traffic can hide behind.
 
-Latency (issue 14 item 6c). Each collective costs a fixed start-up plus a latency per ring step on top of its
+Latency. Each collective costs a fixed start-up plus a latency per ring step on top of its
 bytes / bandwidth (the alpha-beta model, Thakur, Rabenseifner & Gropp 2005). The figures are NCCL's own cost
 model for the Simple protocol, the one large training messages use (NVIDIA/nccl `src/graph/tuning.cc`,
 `baseLat` and `hwLat`): 8.4 µs to start a ring, then 3.4 µs per step over NVLink, 5.7 µs over PCIe and 9.6 µs
@@ -9,7 +9,7 @@ all-reduce), k−1 of them across nodes (the same file's `nsteps` / `nInterSteps
 noise; it is what many small per-layer collectives at scale pay (Hu et al. 2025, "Demystifying NCCL",
 arXiv:2507.04786, §5: latency dominates below about 1 MB).
 
-Overlap windows (issue 14 item 6b). The data-parallel traffic can hide only behind compute that runs while it
+Overlap windows. The data-parallel traffic can hide only behind compute that runs while it
 is in flight: the DDP gradient sync behind the last micro-batch's backward (no_sync before it), ZeRO-2's
 reduce-scatters behind every micro-batch's backward, ZeRO-3's prefetched gathers behind the forward and backward
 of the layer before. Some of it cannot hide at all: the last gradient bucket is launched when the backward ends,

@@ -84,6 +84,15 @@ def test_deepspeed_throughput_and_memory_lines() -> None:
     assert figures["n_steps"] == 20
 
 
+def test_deepspeed_memory_line_of_newer_releases_with_bars(tmp_path) -> None:
+    # see_memory_usage joins its fields with " | " in newer DeepSpeed (deepspeed/runtime/utils.py)
+    from planner.runs.formats import DEEPSPEED_MEMORY
+
+    line = "[INFO] [utils.py:781:see_memory_usage] MA 3.5 GB | Max_MA 7.25 GB | CA 8.0 GB | Max_CA 9 GB | NV 10.1 GB"
+    found = DEEPSPEED_MEMORY.search(line)
+    assert found is not None and [float(g) for g in found.groups()] == [3.5, 7.25, 8.0, 9.0]
+
+
 def test_wandb_csv_through_a_column_map() -> None:
     columns = (
         "step_time_s=perf/step_time_ms*0.001,tokens_per_s_per_gpu=perf/tokens_per_gpu,"

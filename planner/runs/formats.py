@@ -78,12 +78,14 @@ def megatron_line(line: str, out: Summary) -> None:
 #   "epoch={}/micro_step={}/global_step={}, RunningAvgSamplesPerSec={}, CurrSamplesPerSec={},
 #    MemAllocated={}GB, MaxMemAllocated={}GB" — samples are the engine's train_batch_size (all GPUs), memory is
 # bytes / 1024**3; and deepspeed/runtime/utils.py (see_memory_usage): "MA {} GB  Max_MA {} GB  CA {} GB
-# Max_CA {} GB" (CA: the caching allocator's reserved bytes), also / 1024**3.
+# Max_CA {} GB" (CA: the caching allocator's reserved bytes), also / 1024**3; newer releases join the same four
+# fields with " | " and add "NV {} GB" (the accelerator's view).
 DEEPSPEED_TIMER = re.compile(
     rf"global_step=(\d+),\s*RunningAvgSamplesPerSec={_NUM},\s*CurrSamplesPerSec={_NUM},\s*"
     rf"MemAllocated={_NUM}GB,\s*MaxMemAllocated={_NUM}GB"
 )
-DEEPSPEED_MEMORY = re.compile(rf"MA {_NUM} GB\s+Max_MA {_NUM} GB\s+CA {_NUM} GB\s+Max_CA {_NUM} GB")
+_SEP = r"\s*\|?\s*"  # white space (older releases) or " | " (newer ones)
+DEEPSPEED_MEMORY = re.compile(rf"MA {_NUM} GB{_SEP}Max_MA {_NUM} GB{_SEP}CA {_NUM} GB{_SEP}Max_CA {_NUM} GB")
 
 
 def deepspeed_line(line: str, out: Summary) -> None:

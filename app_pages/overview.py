@@ -76,7 +76,7 @@ if est.fit_verdict in ("does not fit", TIGHT):
     with st.container(border=True):
         head = "Does not fit" if est.fit_verdict == "does not fit" else "Tight — may run out of memory"
         st.markdown(
-            f"**{head}: {fmt.gib(est.peak_gib_per_device)} per GPU** ({plain(band_words(est))}). "
+            f"**{plain(head)}: {fmt.gib(est.peak_gib_per_device)} per GPU** ({plain(band_words(est))}). "
             "Ways to make it fit with margin, best first:"
         )
         render_fixes(resolved, key="overview", limit=OVERVIEW_FIXES)

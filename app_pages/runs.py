@@ -62,9 +62,9 @@ if uploads:
     try:
         records = _parse(list(uploads), columns)
     except RunLogError as err:
-        st.error(str(err))
+        st.error(plain(str(err)))
     for record in records:
-        st.markdown(f"**{plain(record.path)}** — {record.log_format}, {record.n_lines:,} lines")
+        st.markdown(f"**{plain(record.path)}** — {plain(record.log_format)}, {record.n_lines:,} lines")
         st.markdown(f"Found: {plain('; '.join(record.found()) or 'nothing')}")
         st.markdown(f"Missing: {plain('; '.join(record.missing()) or 'nothing')}")
 
@@ -72,7 +72,7 @@ try:
     team = library()
     plans = team.plans()
 except LibraryUnavailable as err:
-    st.error(unavailable_message(err))
+    st.error(plain(unavailable_message(err)))
     st.stop()
 
 names = [plan.name for plan in plans]
@@ -94,7 +94,7 @@ try:
     st.dataframe(rows, hide_index=True, key="runs.versus")
     st.caption("Error = predicted / measured - 1. 'Explained by' sets the gap beside the model's parts.")
 except RunLogError as err:
-    st.info(str(err))
+    st.info(plain(str(err)))
 
 st.subheader("Team calibration")
 st.caption(
@@ -106,4 +106,4 @@ if st.button("Fit from the team's runs", key="runs.fit"):
         fitted = fit_team_calibration(team, author(), catalogs())
         st.dataframe([c.to_flat() for c in fitted], hide_index=True, key="runs.fitted")
     except RunLogError as err:
-        st.error(str(err))
+        st.error(plain(str(err)))

@@ -235,13 +235,17 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     common = (c, model_fpt, hw_fpt, processed, batch, step_comm, bubble)
     a2a_s, expert_at_peak_s = moe_critical_path_s(c)  # the experts' extra time scales with 1 / utilisation
     ops, op_s = operator_compute(c)  # NaN without a shape: the preset's utilisation then
+    # the encoders' and VAE's FLOPs at the matmul rate where the operators time the step (in hw_fpt otherwise)
+    side_at_peak_s = np.where(np.isnan(op_s), 0.0, mm.side_flops_per_token(c) * batch / lay.n_gpus)
+    side_at_peak_s = side_at_peak_s / c.gpu.peak_flops_per_s
 
     def serial_s(utilisation_frac: Any) -> Any:  # per-step work on the critical path beside the FLOPs
+        at_peak_s = expert_at_peak_s + side_at_peak_s
         return (
             adapter_s
             + a2a_s
             + mm.side_step_s(c)
-            + expert_at_peak_s / np.where(np.isnan(op_s), utilisation_frac, ops.gemm_frac)
+            + at_peak_s / np.where(np.isnan(op_s), utilisation_frac, ops.gemm_frac)
         )
 
     typical = _run(*common, g.utilisation_frac, host, serial_s(g.utilisation_frac), op_s)

@@ -57,6 +57,12 @@ ALLOWED_SHARED = {
     ): "how many modules the process had at its last gc.freeze(): a "
     "process-wide fact about imports, holding no session's data",
     ("ui/warmup.py", "_done"): "whether the process imported every module yet: one answer for all",
+    ("planner/catalogue/microbench.py", "_ALIASES"): "each catalogue GPU's names, read from the catalogue: "
+    "the same for every session",
+    ("planner/catalogue/microbench.py", "_FIELDS_CACHE"): "a GPU's operator constants per precision and "
+    "power limit, computed from catalogue tables alone: the same for every session, bounded and cleared",
+    ("planner/library/opening.py", "_opened"): "the plan library opened per database URL (an engine per "
+    "process, as SQLAlchemy intends): no session's data, every read goes to the database",
 }
 
 

@@ -7,6 +7,7 @@ documented examples; memory terms are written out from the presets' parameter co
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -325,7 +326,7 @@ def test_cli_qwen_lora_table() -> None:
         "estimate", "--model", "Qwen2.5-VL 7B", "--method", "lora", "--image-size", "448x448", "--all"
     )
     assert every.returncode == 0, every.stderr
-    assert "image_tokens_per_example     256" in every.stdout
+    assert re.search(r"^image_tokens_per_example +256$", every.stdout, re.M)
     assert "vision_encoder_gib" in every.stdout and "images_per_s" in every.stdout
 
 
@@ -350,13 +351,16 @@ def test_multimodal_calibration_rows_are_all_predicted() -> None:
     rows = {row["case_id"]: row for row in report["rows"]}
     assert len(rows) == 9 and all(row["skipped_reason"] is None for row in rows.values())
     summary = report["summary"]["multimodal"]
-    assert summary["median_abs_rel_error"] == pytest.approx(0.185, abs=0.01)  # README, "Vision and diffusion"
+    assert summary["median_abs_rel_error"] == pytest.approx(0.114, abs=0.01)  # README, "Vision and diffusion"
     # memory rows within 20 % (the SimpleTuner figures are lower bounds, "a bit more than")
     for case in ("MMST-FLUX-bf16", "MMST-FLUX-int8", "MMST-FLUX-nf4", "MMST-FLUX-low", "MMSWIFT-QVL7-vit"):
         assert abs(rows[case]["rel_error"]) < 0.20, case
-    # time rows: predicted too fast by 37-47 % (padding, data loading and NF4 dequantisation are not modelled)
-    for case in ("MMLLAVA-13B-ft", "MMLLAVA-7B-ft", "MMST-FLUX-512-s", "MMST-FLUX-1024-s"):
-        assert -0.5 < rows[case]["rel_error"] < -0.3, case
+    # time rows predicted too fast: LLaVA by 43-48 % (padding and data loading are not modelled), FLUX by
+    # 10-13 % once the operator model times the encoders' FLOPs too (NF4 dequantisation is not modelled)
+    for case in ("MMLLAVA-13B-ft", "MMLLAVA-7B-ft"):
+        assert -0.5 < rows[case]["rel_error"] < -0.4, case
+    for case in ("MMST-FLUX-512-s", "MMST-FLUX-1024-s"):
+        assert -0.2 < rows[case]["rel_error"] < -0.05, case
 
 
 def test_largest_micro_batch_leaves_room_for_the_parts() -> None:

@@ -14,6 +14,7 @@ import streamlit as st
 
 from planner import Estimate
 from ui.charts import Spec, _to_spec, _with_data
+from ui.safe_text import plain
 
 PARTS_DATASET = "step_parts"
 # (Estimate field, label), in the bar's order: compute first, then what waits on the network, the schedule, the host
@@ -83,11 +84,11 @@ def render_step_parts(est: Estimate) -> None:
     st.subheader("Where the step goes")
     frame = step_parts_frame(est)
     if not est.gemm_time_s or frame.is_empty():
-        st.caption(f"No split: {est.bound_by or 'the time comes from an end-to-end utilisation'}.")
+        st.caption(f"No split: {plain(est.bound_by or 'the time comes from an end-to-end utilisation')}.")
         return
     st.vega_lite_chart(spec=step_parts_chart(frame), width="stretch")
     st.caption(
-        f"Bound by: {est.bound_by}. The parts add up to the {est.step_time_s:,.3f} s step: the operators each "
+        f"Bound by: {plain(est.bound_by)}. The parts add up to the {est.step_time_s:,.3f} s step: the operators each "
         "GPU runs (matrix multiplies at their shapes, attention, memory-bound operations, launches the GPU waits "
         "for), the residual the operators leave unexplained on published runs of this GPU generation, and the "
         "communication, bubble and offload the compute does not hide."

@@ -68,7 +68,6 @@ SHEET_RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("usd_per_million_tokens", "USD per M tokens"),
     ("energy_kwh", "Energy (kWh)"),
     ("co2e_kg", "CO2e (kg)"),
-    ("bound_by", "Bound by"),  # the step's largest part (planner.formulas.operators.outputs)
 )
 # Shown after those when any row is post-training; a sheet of SFT plans keeps its columns.
 SHEET_POST_RESULT_COLUMNS: tuple[tuple[str, str], ...] = (

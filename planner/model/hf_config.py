@@ -16,7 +16,6 @@ from planner.errors import from_validation_error
 from planner.model.hf_json import ConfigImportError, ConfigReader, parse_config
 from planner.model.labels import MAX_LABEL_CHARS, single_line
 from planner.model.shape import ModelShape
-from planner.model.vision_config import split_vision_language
 
 __all__ = ["ARCHITECTURE_TYPES", "READERS", "ConfigImportError", "shape_from_hf_config"]
 
@@ -286,14 +285,15 @@ def _model_type(cfg: ConfigReader) -> str:
 def shape_from_hf_config(text: str | bytes, name: str = "imported") -> ModelShape:
     """The shape described by a `config.json` text; raises `ConfigImportError` naming the key at fault."""
     data = parse_config(text)
+    from planner.model.vision_config import split_vision_language  # here: it loads numpy, a refusal must not
+
     language, vision = split_vision_language(data) or (data, None)  # a vision-language model's two halves
     cfg = ConfigReader(language, model_type="")
     cfg.model_type = _model_type(cfg)
     reader, family = READERS[cfg.model_type]
     fields = reader(cfg)
     try:
-        # A file name is not typed as a label: its control and bidi characters are dropped, not refused.
-        label = single_line(name, MAX_LABEL_CHARS) or "imported"
+        label = single_line(name, MAX_LABEL_CHARS) or "imported"  # a file name's odd characters dropped
         return ModelShape(name=label, family=family(cfg), vision=vision, **fields)
     except ValidationError as err:
         problem = from_validation_error(err, ModelShape)

@@ -40,6 +40,9 @@ class DiffusionModel(BaseModel):
     ffn_hidden: int = Field(ge=1)
     n_params: int = Field(ge=1, description="the transformer's exact parameter count")
     n_token_matmul_params: int = Field(ge=1, description="weights one token multiplies through, all blocks")
+    n_buffer_params: int = Field(
+        0, ge=0, description="of n_params, stored in the checkpoint but never trained"
+    )
     vae_spatial: int = Field(8, ge=1, le=64, description="pixels per latent cell along each side")
     vae_temporal: int = Field(1, ge=1, le=16, description="frames per latent frame (video VAEs)")
     latent_channels: int = Field(16, ge=1, le=1024)
@@ -116,16 +119,22 @@ def sd3_params(h: int, head_dim: int, blocks: int, dual: int, patch: int, in_ch:
     """SD3Transformer2DModel (diffusers transformer_sd3.py, SD 3.5): joint blocks as FLUX's double ones
     (the last keeps no text output: a 2h continuous adaLN, no text MLP or output projection), `dual` MMDiT-X
     blocks with a second image-only attention and a 9h adaLN; the patch embedding with its stored position
-    table (pos_max² × h, a persistent buffer in the checkpoint), pooled-text (2048) and timestep embedders."""
+    table (`sd3_position_table`, stored in the checkpoint), pooled-text (2048) and timestep embedders."""
     f = 4 * h
     attn6 = 6 * linear(h, h)
     joint = 2 * _adaln(h, 6) + attn6 + 2 * linear(h, h) + 4 * head_dim + 2 * _ff(h, f)
     last = _adaln(h, 6) + _adaln(h, 2) + attn6 + linear(h, h) + 4 * head_dim + _ff(h, f)
     dual_extra = (_adaln(h, 9) - _adaln(h, 6)) + 4 * linear(h, h) + 2 * head_dim
-    embed = linear(in_ch * patch * patch, h) + pos_max * pos_max * h
+    embed = linear(in_ch * patch * patch, h) + sd3_position_table(pos_max, h)
     embedders = timestep_mlp(256, h) + linear(2048, h) + linear(h, h) + linear(4096, h)
     out = _adaln(h, 2) + linear(h, patch * patch * in_ch)
     return (blocks - 1) * joint + last + dual * dual_extra + embed + embedders + out
+
+
+def sd3_position_table(pos_max: int, h: int) -> int:
+    """SD3's fixed 2-D sin-cos position table, pos_max² × h: a persistent buffer (`register_buffer(...,
+    persistent=True)` in diffusers' `PatchEmbed`), so the checkpoint stores it but training never updates it."""
+    return pos_max * pos_max * h
 
 
 def wan_params(h: int, ffn: int, blocks: int, in_ch: int, text_dim: int, freq_dim: int) -> int:

@@ -1,8 +1,10 @@
 """Vision-language and diffusion-transformer presets, built from the shapes in their Hugging Face configs.
 
-Each preset's numbers are the config's fields (the URL beside it, read 2026-12-04; the Hub serves `main`, so
-the revision is that day's). Parameter counts are computed from the shapes by `planner.model.vision` and
-`planner.model.diffusion` and checked against the published totals in tests/test_multimodal_presets.py.
+Each preset's numbers are the config's fields. Its `source` is pinned at a Hugging Face revision where one was
+found; otherwise it is the Hub's `main` as read on 2026-12-04 (said so in the string), with a cross-check at a
+GitHub commit where the model's own repository states the same shape. Parameter counts are computed from the
+shapes by `planner.model.vision` and `planner.model.diffusion` and checked against the published totals in
+tests/test_multimodal.py (each with its source there).
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ class VisionLanguagePreset:
 class DiffusionPreset:
     name: str
     model: dit.DiffusionModel
-    published_params: float  # the transformer alone, as published
-    published_digits: float  # the rounding of the published figure (8.1B: 0.1e9)
+    published_params: (
+        float  # the transformer alone, as published: the checkpoint's count where one is published
+    )
+    published_digits: float  # the rounding of the published figure (8.1B: 0.1e9; an exact count: 1)
     source: str
 
 
@@ -75,33 +79,38 @@ def _llama2(name: str, vocab: int, h: int, layers: int, ffn: int) -> ModelShape:
     )  # fmt: skip
 
 
-QWEN = "https://huggingface.co/Qwen/Qwen2.5-VL-{}-Instruct/blob/main/config.json"
-LLAVA = "https://huggingface.co/llava-hf/llava-1.5-{}-hf/blob/main/config.json"
-INTERNVL = "https://huggingface.co/OpenGVLab/InternVL2_5-8B/blob/main/config.json"
+AT_MAIN = " (as of 2026-12-04 at main)"
+QWEN = "https://huggingface.co/Qwen/Qwen2.5-VL-{}-Instruct/blob/{}/config.json"
+QWEN_7B_REVISION = "cc594898137f460bfe9f0759e9844b3ce807cfb5"
+LLAVA = "https://huggingface.co/llava-hf/llava-1.5-{}-hf/blob/{}/config.json"
+LLAVA_7B_REVISION = "b234b804b114d9e37bb655e11cbbb5f5e971b7a9"
+# the Hub's config at main; the same shape in the 8B fine-tuning scripts of OpenGVLab/InternVL at commit dc2bdc6
+# (internvl_chat/shell/internvl2.5/2nd_finetune/internvl2_5_8b_dynamic_res_2nd_finetune_full.sh)
+INTERNVL = "https://huggingface.co/OpenGVLab/InternVL2_5-8B/blob/main/config.json" + AT_MAIN
 
 VISION_LANGUAGE: dict[str, VisionLanguagePreset] = {
     p.name: p
     for p in (
         VisionLanguagePreset(
             "Qwen2.5-VL 3B", _qwen_llm("Qwen2.5-VL 3B", 151936, 2048, 36, 16, 2, 11008, True), _qwen_vit(2048),
-            3.75e9, QWEN.format("3B"),
+            3.75e9, QWEN.format("3B", "main") + AT_MAIN,
         ),
         VisionLanguagePreset(
             "Qwen2.5-VL 7B", _qwen_llm("Qwen2.5-VL 7B", 152064, 3584, 28, 28, 4, 18944, False), _qwen_vit(3584),
-            8.29e9, QWEN.format("7B"),
+            8.29e9, QWEN.format("7B", QWEN_7B_REVISION),
         ),
         VisionLanguagePreset(
             "Qwen2.5-VL 72B", _qwen_llm("Qwen2.5-VL 72B", 152064, 8192, 80, 64, 8, 29568, False),
-            _qwen_vit(8192), 73.4e9, QWEN.format("72B"),
+            _qwen_vit(8192), 73.4e9, QWEN.format("72B", "main") + AT_MAIN,
         ),
         # Vicuna-7B/13B v1.5 are Llama 2 shapes; llava-hf adds 64 rows to the vocabulary (32064).
         VisionLanguagePreset(
             "LLaVA-1.5 7B", _llama2("LLaVA-1.5 7B", 32064, 4096, 32, 11008), _clip_336(4096), 7.06e9,
-            LLAVA.format("7b"),
+            LLAVA.format("7b", LLAVA_7B_REVISION),
         ),
         VisionLanguagePreset(
             "LLaVA-1.5 13B", _llama2("LLaVA-1.5 13B", 32064, 5120, 40, 13824), _clip_336(5120), 13.4e9,
-            LLAVA.format("13b"),
+            LLAVA.format("13b", "main") + AT_MAIN,
         ),
         # InternVL2.5-8B: InternViT-300M-448px-V2_5 (24 layers, 1024 wide, q/k/v and output biases, class token,
         # 1025 positions, layer scales) + InternLM2.5-7B-chat; pixel shuffle 0.5 (2 × 2 -> 1), 448-px tiles,
@@ -124,6 +133,10 @@ VISION_LANGUAGE: dict[str, VisionLanguagePreset] = {
 }  # fmt: skip
 
 CLIP_L = dit.TextEncoder(name="CLIP-L", n_params=dit.clip_text_params(49408, 768, 3072, 12), tokens=77)
+# SD3 loads CLIP-L as CLIPTextModelWithProjection (its pooled output feeds the pooled-text embedder): + 768²
+CLIP_L_PROJECTED = dit.TextEncoder(
+    name="CLIP-L", n_params=dit.clip_text_params(49408, 768, 3072, 12, 768), tokens=77
+)
 CLIP_G = dit.TextEncoder(name="CLIP-G", n_params=dit.clip_text_params(49408, 1280, 5120, 32, 1280), tokens=77)
 
 
@@ -141,7 +154,9 @@ def _joint(h: int, ffn: int, blocks: int, extra_image_attention_blocks: int = 0)
 
 
 FLUX_VAE_PARAMS = 83_819_683  # black-forest-labs/FLUX.1-dev vae/diffusion_pytorch_model.safetensors
-SD3_VAE_PARAMS = 83_653_863  # stabilityai/stable-diffusion-3.5-large vae/ (no quant convs)
+# SD3's AutoencoderKL has FLUX's config (16 latent channels, 128/256/512/512, no quant convs), so the same count;
+# an SD3.5 Medium derivative's audited vae/ safetensors holds 83,819,683 elements too.
+SD3_VAE_PARAMS = FLUX_VAE_PARAMS
 # Wan-VAE: "127M parameters" (Wan team, "Wan: Open and Advanced Large-Scale Video Generative Models", 2025, §3.1)
 WAN_VAE_PARAMS = 127_000_000
 
@@ -159,7 +174,10 @@ DIFFUSION: dict[str, DiffusionPreset] = {
                 n_token_matmul_params=57 * 12 * 3072**2 + 2 * 64 * 3072,
                 text_tokens=512, text_encoders=(CLIP_L, _t5(512)), vae_params=FLUX_VAE_PARAMS,
             ),
-            11.9e9, 0.1e9, "https://huggingface.co/black-forest-labs/FLUX.1-dev/blob/main/transformer/config.json",
+            11.9e9, 0.1e9,
+            "https://huggingface.co/black-forest-labs/FLUX.1-dev/blob/main/transformer/config.json" + AT_MAIN
+            + "; the same shape in black-forest-labs/flux src/flux/util.py at commit "
+            "728c01823f4697d1a1ea775876ac5c55c3b0962f ('flux-dev': hidden 3072, depth 19, depth_single_blocks 38)",
         ),
         # transformer/config.json: 38 layers, 38 heads × 64, patch 2, pos_embed_max_size 192, qk rms_norm;
         # captions: CLIP-L 77 + CLIP-G 77 (joined channel-wise: 77 tokens) + T5 256 tokens = 333 in the sequence.
@@ -168,9 +186,11 @@ DIFFUSION: dict[str, DiffusionPreset] = {
             dit.DiffusionModel(
                 n_blocks=38, hidden_size=2432, n_heads=38, ffn_hidden=9728,
                 n_params=dit.sd3_params(2432, 64, 38, 0, 2, 16, 192), n_token_matmul_params=_joint(2432, 9728, 38),
-                text_tokens=333, text_encoders=(CLIP_L, CLIP_G, _t5(256)), vae_params=SD3_VAE_PARAMS,
+                n_buffer_params=dit.sd3_position_table(192, 2432),
+                text_tokens=333, text_encoders=(CLIP_L_PROJECTED, CLIP_G, _t5(256)), vae_params=SD3_VAE_PARAMS,
             ),
-            8.1e9, 0.1e9, "https://huggingface.co/stabilityai/stable-diffusion-3.5-large/blob/main/transformer/config.json",
+            8.1e9, 0.1e9,
+            "https://huggingface.co/stabilityai/stable-diffusion-3.5-large/blob/main/transformer/config.json" + AT_MAIN,
         ),
         # MMDiT-X: 24 layers, 24 heads × 64, dual_attention_layers 0-12, pos_embed_max_size 384.
         DiffusionPreset(
@@ -178,10 +198,11 @@ DIFFUSION: dict[str, DiffusionPreset] = {
             dit.DiffusionModel(
                 n_blocks=24, hidden_size=1536, n_heads=24, ffn_hidden=6144,
                 n_params=dit.sd3_params(1536, 64, 24, 13, 2, 16, 384),
-                n_token_matmul_params=_joint(1536, 6144, 24, 13),
-                text_tokens=333, text_encoders=(CLIP_L, CLIP_G, _t5(256)), vae_params=SD3_VAE_PARAMS,
+                n_token_matmul_params=_joint(1536, 6144, 24, 13), n_buffer_params=dit.sd3_position_table(384, 1536),
+                text_tokens=333, text_encoders=(CLIP_L_PROJECTED, CLIP_G, _t5(256)), vae_params=SD3_VAE_PARAMS,
             ),
-            2.5e9, 0.1e9, "https://huggingface.co/stabilityai/stable-diffusion-3.5-medium/blob/main/transformer/config.json",
+            2_469_663_936, 1.0,
+            "https://huggingface.co/stabilityai/stable-diffusion-3.5-medium/blob/main/transformer/config.json" + AT_MAIN,
         ),
         # Wan-AI/Wan2.1-T2V-14B-Diffusers transformer/config.json: 40 layers, 40 heads × 128, ffn_dim 13824,
         # patch (1, 2, 2), text_dim 4096, freq_dim 256; umT5-XXL captions (512 tokens) by cross-attention;
@@ -201,7 +222,9 @@ DIFFUSION: dict[str, DiffusionPreset] = {
                 ),
                 vae_params=WAN_VAE_PARAMS, native_width_px=832, native_height_px=480, native_frames=81,
             ),
-            14e9, 1e9, "https://huggingface.co/Wan-AI/Wan2.1-T2V-14B-Diffusers/blob/main/transformer/config.json",
+            14_288_491_584, 1.0,
+            "https://huggingface.co/Wan-AI/Wan2.1-T2V-14B-Diffusers/blob/38ec498cb3208fb688890f8cc7e94ede2cbd7f68/"
+            "transformer/config.json",
         ),
     )
 }  # fmt: skip

@@ -32,6 +32,7 @@ class MultimodalColumns:
     text_encoder_bytes: Column = 0.0  # resident text encoders' weights on each GPU
     text_encoder_stream_bytes: Column = 0.0  # offloaded text encoders moved in for each micro-batch
     vae_bytes: Column = 0.0  # a resident VAE's weights on each GPU
+    buffer_bytes: Column = 0.0  # the main transformer's stored, never-trained tensors (SD3's position table)
     n_side_params: Column = 0.0  # every parameter outside the main transformer
     n_epochs: Column = 1.0  # passes over the data (the per-epoch figures)
 

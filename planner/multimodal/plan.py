@@ -159,12 +159,16 @@ def _diffusion(s: Scenario, d: dit.DiffusionModel, overrides: dict[str, Any]) ->
         text_encoder_bytes=text_params * BF16_BYTES if s.text_encoders == "resident" else 0.0,
         text_encoder_stream_bytes=text_params * BF16_BYTES if s.text_encoders == "offloaded" else 0.0,
         vae_bytes=d.vae_params * BF16_BYTES if s.vae == "resident" else 0.0,
-        n_side_params=float(text_params + d.vae_params),
+        buffer_bytes=d.n_buffer_params * BF16_BYTES,
+        n_side_params=float(text_params + d.vae_params + d.n_buffer_params),
         n_epochs=epochs,
     )
+    # a stored buffer (SD3's position table) is loaded with the weights but gets no gradient or optimizer
+    # state, so it sits beside the transformer's trained parameters as a part of its own
+    trained = float(d.n_params - d.n_buffer_params)
     exact = {
-        "n_params": float(d.n_params),
-        "n_active_params": float(d.n_params),
+        "n_params": trained,
+        "n_active_params": trained,
         "n_matmul_params": float(d.n_token_matmul_params),
         "n_layer_matmul_params": float(d.n_token_matmul_params),
         "n_embedding_params": 0.0,

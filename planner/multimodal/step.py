@@ -69,7 +69,7 @@ def _vision_bytes(c: Columns) -> Any:
 
 def side_bytes(c: Columns) -> Any:
     """Every part beside the main transformer, per GPU, as allocated: resident through the whole step."""
-    return _vision_bytes(c) + c.mm.text_encoder_bytes + c.mm.vae_bytes
+    return _vision_bytes(c) + c.mm.text_encoder_bytes + c.mm.vae_bytes + c.mm.buffer_bytes
 
 
 def room_bytes(c: Columns) -> Any:

@@ -13,13 +13,18 @@ import streamlit as st
 
 from planner import (
     MAX_CSV_BYTES,
+    MULTIMODAL_FLAG_COLUMNS,
+    MULTIMODAL_NUMBER_FORMATS,
+    MULTIMODAL_TEXT_COLUMNS,
     SHEET_INPUT_COLUMNS,
+    SHEET_MULTIMODAL_INPUT_COLUMNS,
     evaluate_rows,
     pick_lists,
     plural,
     read_saved_scenarios,
     result_cells,
     saved_scenarios_csv,
+    sheet_input_columns,
     sheet_inputs,
     sheet_result_columns,
     sheet_row_problem,
@@ -71,15 +76,18 @@ NUMBER_FORMATS = {
     "Share generating": "percent",
 }
 TEXT_RESULTS = ("Peak phase", "Bound by", "Memory verdict")
+NUMBER_FORMATS |= MULTIMODAL_NUMBER_FORMATS  # images per example, the parts' GiB, image tokens, images/s
+EDITABLE = (*SHEET_INPUT_COLUMNS, *SHEET_MULTIMODAL_INPUT_COLUMNS)
 
 
 def sheet_frame() -> tuple[pl.DataFrame, list[Any]]:
     all_rows = rows()
     results = evaluate_rows([r.scenario for r in all_rows], catalogs())
     shown = sheet_result_columns([r.scenario for r in all_rows])
+    inputs = sheet_input_columns([r.scenario for r in all_rows])  # + the image inputs of multimodal plans
     records = [
         {NAME_LABEL: r.name}
-        | sheet_inputs(r.scenario)
+        | sheet_inputs(r.scenario, inputs)
         | result_cells(result, shown)
         | {"Problem": _problem(result)}
         for r, result in zip(all_rows, results, strict=True)
@@ -95,18 +103,27 @@ def _problem(result: Any) -> str:
 
 def result_labels(frame: pl.DataFrame) -> list[str]:
     """The frame's result columns (the post-training ones only where a row is post-training)."""
-    inputs = {NAME_LABEL, "Problem", *(column.label for column in SHEET_INPUT_COLUMNS)}
+    inputs = {NAME_LABEL, "Problem", *(column.label for column in EDITABLE)}
     return [label for label in frame.columns if label not in inputs]
 
 
-def column_config(results: list[str]) -> dict[str, Any]:
+def input_columns(frame: pl.DataFrame) -> tuple[Any, ...]:
+    """The frame's input columns (the image inputs only where a row is multimodal)."""
+    return tuple(column for column in EDITABLE if column.label in frame.columns)
+
+
+def column_config(results: list[str], inputs: tuple[Any, ...] = SHEET_INPUT_COLUMNS) -> dict[str, Any]:
     choices = pick_lists(catalogs())
     config: dict[str, Any] = {
         # pinned: the plan's name stays in view while the grid scrolls sideways to the inputs
         NAME_LABEL: st.column_config.TextColumn(NAME_LABEL, required=True, max_chars=80, pinned=True)
     }
-    for column in SHEET_INPUT_COLUMNS:
-        if column.field in choices:
+    for column in inputs:
+        if column.label in MULTIMODAL_TEXT_COLUMNS:
+            config[column.label] = st.column_config.TextColumn(column.label, max_chars=400)
+        elif column.label in MULTIMODAL_FLAG_COLUMNS:
+            config[column.label] = st.column_config.CheckboxColumn(column.label)
+        elif column.field in choices:
             config[column.label] = st.column_config.SelectboxColumn(
                 column.label, options=choices[column.field]
             )
@@ -127,7 +144,7 @@ def column_config(results: list[str]) -> dict[str, Any]:
 def column_order(frame: pl.DataFrame) -> list[str]:
     """Results first, right after the name, so they are in view at 1440 px without scrolling; the inputs
     follow (edits address columns by label, so the order changes nothing else)."""
-    inputs = [column.label for column in SHEET_INPUT_COLUMNS]
+    inputs = [column.label for column in input_columns(frame)]
     return [NAME_LABEL, *result_labels(frame), "Problem", *inputs]
 
 
@@ -137,7 +154,7 @@ def grid(frame: pl.DataFrame) -> None:
         frame,
         key=key,
         column_order=column_order(frame),
-        column_config=column_config(result_labels(frame)),
+        column_config=column_config(result_labels(frame), input_columns(frame)),
         disabled=[*result_labels(frame), "Problem"],
         num_rows="dynamic",
         hide_index=True,

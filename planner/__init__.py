@@ -33,7 +33,8 @@ _PUBLIC_MODULES = {
     "planner.decide.frontier": "pareto_frontier",
     "planner.decide.explore": "MAX_SCALING_GPUS memory_vs_micro_batch parameter_breakdown scaling_curve suggest_fixes",
     "planner.decide.scenario_results": "headline_results read_saved_scenarios saved_scenarios_csv",
-    "planner.decide.sheet": "SHEET_INPUT_COLUMNS SHEET_RESULT_COLUMNS evaluate_rows pick_lists result_cells sheet_inputs sheet_result_columns sheet_row_problem with_cell",
+    "planner.decide.sheet": "SHEET_INPUT_COLUMNS SHEET_MULTIMODAL_INPUT_COLUMNS SHEET_RESULT_COLUMNS evaluate_rows pick_lists result_cells sheet_input_columns sheet_inputs sheet_result_columns sheet_row_problem with_cell",
+    "planner.decide.sheet_multimodal": "MULTIMODAL_FLAG_COLUMNS MULTIMODAL_NUMBER_FORMATS MULTIMODAL_TEXT_COLUMNS is_multimodal",
     "planner.decide.sweep": "OBJECTIVES Constraints SearchResult priced_gpus scenario_for search",
     "planner.decide.sweep_grid": "DEFAULT_EXPERT_DEGREES DEFAULT_MAX_GPUS DEFAULT_MICRO_BATCHES DEFAULT_PP_DEGREES DEFAULT_RECOMPUTE SearchSpace target_batch_sequences tensor_parallel_degrees",
     "planner.decide.sweep_generation": "searches_generation",
@@ -114,14 +115,22 @@ if TYPE_CHECKING:
     from planner.decide.scenario_results import headline_results, read_saved_scenarios, saved_scenarios_csv
     from planner.decide.sheet import (
         SHEET_INPUT_COLUMNS,
+        SHEET_MULTIMODAL_INPUT_COLUMNS,
         SHEET_RESULT_COLUMNS,
         evaluate_rows,
         pick_lists,
         result_cells,
+        sheet_input_columns,
         sheet_inputs,
         sheet_result_columns,
         sheet_row_problem,
         with_cell,
+    )
+    from planner.decide.sheet_multimodal import (
+        MULTIMODAL_FLAG_COLUMNS,
+        MULTIMODAL_NUMBER_FORMATS,
+        MULTIMODAL_TEXT_COLUMNS,
+        is_multimodal,
     )
     from planner.decide.sweep import OBJECTIVES, Constraints, SearchResult, priced_gpus, scenario_for, search
     from planner.decide.sweep_generation import searches_generation

@@ -60,6 +60,14 @@ TABLE_COLUMNS: dict[str, Any] = {
         "Generating", format="percent", help="Share of the compute wall clock spent generating rollouts."
     ),
     "peak_phase": st.column_config.TextColumn("Peak phase"),
+    # vision-language and diffusion plans: only a multimodal comparison carries these (planner.decide.compare)
+    "vision_encoder_gib": st.column_config.NumberColumn("Vision encoder (GiB)", format="%.2f"),
+    "text_encoders_gib": st.column_config.NumberColumn("Text encoders (GiB)", format="%.2f"),
+    "vae_gib": st.column_config.NumberColumn("VAE (GiB)", format="%.2f"),
+    "image_tokens_per_example": st.column_config.NumberColumn("Image tokens per example", format="%,.0f"),
+    "images_per_s": st.column_config.NumberColumn("Images/s", format="%.3g"),
+    "epoch_wall_clock_h": st.column_config.NumberColumn("Epoch (h)", format="%.2f"),
+    "epoch_cost_usd": st.column_config.NumberColumn("Epoch cost (USD)", format="$%.2f"),
     "status": st.column_config.TextColumn("Notes"),
     "origin": st.column_config.TextColumn("Data"),
 }

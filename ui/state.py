@@ -20,6 +20,7 @@ from planner import (
     PlannerError,
     Scenario,
     drop_unknown_names,
+    is_multimodal,
     power_limit_refusal,
     precision_refusal,
     scenario_error,
@@ -116,10 +117,15 @@ def _name_lookups() -> dict[str, Callable[[str], object]]:
                 "snapshot", "no such price snapshot", value=name, allowed=", ".join(cats.snapshot_ids())
             )
 
+    def model(name: str) -> None:
+        # vision-language and diffusion presets live beside the catalogue's text models, not in it
+        if not is_multimodal(Scenario(model=name)):
+            cats.model(name)
+
     return {
         "gpu": cats.gpu,
         "region": cats.region,
-        "model": cats.model,
+        "model": model,
         "snapshot": snapshot,
     }
 

@@ -22,6 +22,7 @@ import polars as pl
 from planner.catalogue.catalog import Catalogs
 from planner.columns import Columns, GpuColumns, map_columns, stack
 from planner.decide.bound_by import bound_by_rows
+from planner.decide.sheet_multimodal import compare_columns
 from planner.evaluate import evaluate
 from planner.formulas.memory.recipes import PEAK_PHASE_NAMES
 from planner.formulas.memory.verdict import verdict_names
@@ -208,6 +209,7 @@ def _frame(
             for name, values in shown(out, FIGURES).items()
         },
         **(_post_training(out, cannot_run) if s.post_training != "sft" else {}),
+        **compare_columns(s, out, cannot_run),  # the parts' memory and images/s of a multimodal plan
         "price_basis": pl.Series([p.price_basis for p in per_gpu.provenance], dtype=pl.String),
         "price_snapshot": pl.Series([p.price_snapshot for p in per_gpu.provenance], dtype=pl.String),
         "status": pl.Series(_status(per_gpu.columns, current, s), dtype=pl.String),

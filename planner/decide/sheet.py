@@ -16,6 +16,12 @@ from planner.catalogue.catalog import Catalogs, UnknownNameError
 from planner.catalogue.models import preset_names
 from planner.columns import GROUPS, Columns, stack
 from planner.decide.bound_by import bound_by
+from planner.decide.sheet_multimodal import (
+    MULTIMODAL_INPUT_COLUMNS,
+    MULTIMODAL_RESULT_COLUMNS,
+    any_multimodal,
+    multimodal_pick_lists,
+)
 from planner.errors import PlannerError
 from planner.estimate import row, to_estimate
 from planner.evaluate import evaluate
@@ -52,8 +58,11 @@ SHEET_INPUT_COLUMNS: tuple[SheetColumn, ...] = (
     SheetColumn("pricing", "Pricing"),
     SheetColumn("region", "Region"),
 )
-FIELD_OF_LABEL = {column.label: column.field for column in SHEET_INPUT_COLUMNS}
-LABEL_OF_FIELD = {column.field: column.label for column in SHEET_INPUT_COLUMNS}
+# Shown after those when any row plans a vision-language or diffusion model (planner.decide.sheet_multimodal).
+SHEET_MULTIMODAL_INPUT_COLUMNS = tuple(SheetColumn(field, label) for field, label in MULTIMODAL_INPUT_COLUMNS)
+_EDITABLE = SHEET_INPUT_COLUMNS + SHEET_MULTIMODAL_INPUT_COLUMNS
+FIELD_OF_LABEL = {column.label: column.field for column in _EDITABLE}
+LABEL_OF_FIELD = {column.field: column.label for column in _EDITABLE}
 # Result columns: (Estimate attribute, label). Units in the labels: GiB is 2^30 bytes.
 SHEET_RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("fits_vram", "Fits"),
@@ -94,6 +103,7 @@ def pick_lists(cats: Catalogs) -> dict[str, list[Any]]:
         "precision": list(get_args(Precision)),
         "pricing": list(get_args(Pricing)),
         "region": sorted(cats.grid["region"].to_list()),
+        **multimodal_pick_lists(),
     }
 
 
@@ -132,8 +142,13 @@ def sheet_row_problem(error: PlannerError) -> str:
     return str(error) if field is None else error.describe(f"column “{LABEL_OF_FIELD[field]}”")
 
 
-def sheet_inputs(scenario: Scenario) -> dict[str, Any]:
-    return {column.label: getattr(scenario, column.field) for column in SHEET_INPUT_COLUMNS}
+def sheet_input_columns(scenarios: Sequence[Scenario]) -> tuple[SheetColumn, ...]:
+    """The input columns of a sheet: the image inputs too when any of its plans is multimodal."""
+    return SHEET_INPUT_COLUMNS + (SHEET_MULTIMODAL_INPUT_COLUMNS if any_multimodal(scenarios) else ())
+
+
+def sheet_inputs(scenario: Scenario, columns: Sequence[SheetColumn] = SHEET_INPUT_COLUMNS) -> dict[str, Any]:
+    return {column.label: getattr(scenario, column.field) for column in columns}
 
 
 def evaluate_rows(scenarios: Sequence[Scenario], cats: Catalogs) -> list[Estimate | PlannerError]:
@@ -154,9 +169,11 @@ def evaluate_rows(scenarios: Sequence[Scenario], cats: Catalogs) -> list[Estimat
 
 
 def sheet_result_columns(scenarios: Sequence[Scenario]) -> tuple[tuple[str, str], ...]:
-    """The result columns of a sheet: the post-training ones too when any of its plans is post-training."""
+    """The result columns of a sheet: the post-training ones too when any of its plans is post-training, the
+    parts' memory and images per second when any is multimodal."""
     post = any(scenario.post_training != "sft" for scenario in scenarios)
-    return SHEET_RESULT_COLUMNS + (SHEET_POST_RESULT_COLUMNS if post else ())
+    mm = MULTIMODAL_RESULT_COLUMNS if any_multimodal(scenarios) else ()
+    return SHEET_RESULT_COLUMNS + mm + (SHEET_POST_RESULT_COLUMNS if post else ())
 
 
 def result_cells(

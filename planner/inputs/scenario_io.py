@@ -45,20 +45,13 @@ from planner.model.hf_json import parse_json_text
 
 NAME_COLUMN = "name"
 INPUT_COLUMNS: tuple[str, ...] = tuple(Scenario.model_fields)
+# the multimodal figures (each part's GiB, image tokens, images/s) are empty for a text model
 RESULT_COLUMNS: tuple[str, ...] = (
-    "training_tokens",
-    "wall_clock_h",
-    "device_hours",
-    "cost_usd",
-    "usd_per_million_tokens",
-    "tokens_per_s",
-    "mfu_used",
-    "peak_gib_per_device",
-    "fits_vram",
-    "energy_kwh",
-    "co2e_kg",
+    "training_tokens", "wall_clock_h", "device_hours", "cost_usd", "usd_per_million_tokens", "tokens_per_s",
+    "mfu_used", "peak_gib_per_device", "fits_vram", "energy_kwh", "co2e_kg",
+    "vision_encoder_gib", "text_encoders_gib", "vae_gib", "image_tokens_per_example", "images_per_s",
     "estimate_problem",
-)
+)  # fmt: skip
 # `mfu` is an input (an override, usually empty); the utilisation the estimate used is exported as `mfu_used`.
 RESULT_SOURCE = {"mfu_used": "mfu"}
 

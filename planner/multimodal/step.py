@@ -111,20 +111,21 @@ def with_side_parts(c: Columns, out: Outputs) -> Outputs:
         return {**out, **dict.fromkeys(NEW_KEYS, np.nan)}
     vision = _vision_bytes(c)
     epoch_s = out["wall_clock_s"] / mm.n_epochs
-    zero = 0.0 * vision
+    # NaN on a text model's rows where a sheet or search evaluates them beside multimodal ones
+    zero = np.where(np.asarray(mm.multimodal_kind) == TEXT, np.nan, 0.0 * vision)
     return {
         **out,
-        "vision_encoder_bytes": vision,
+        "vision_encoder_bytes": vision + zero,
         "text_encoders_bytes": mm.text_encoder_bytes + zero,
         "vae_bytes": mm.vae_bytes + zero,
         "image_tokens_per_example": mm.n_image_tokens_per_example + zero,
         "sequence_tokens_per_example": c.workload.tokens_per_example + zero,
-        "images_per_s": out["tokens_per_s"] / c.workload.tokens_per_example * mm.n_images_per_example,
-        "epoch_wall_clock_s": epoch_s,
+        "images_per_s": out["tokens_per_s"] / c.workload.tokens_per_example * mm.n_images_per_example + zero,
+        "epoch_wall_clock_s": epoch_s + zero,
         # one pass of this run at its price (the experiments multiplier and failures left out)
-        "epoch_cost_usd": epoch_s * lay.n_gpus * c.gpu.usd_per_gpu_hour / SECONDS_PER_HOUR,
-        "n_params_all_parts": c.model.n_params + mm.n_side_params,
-        "side_transfer_s": side_step_s(c) * out["n_steps"],
+        "epoch_cost_usd": epoch_s * lay.n_gpus * c.gpu.usd_per_gpu_hour / SECONDS_PER_HOUR + zero,
+        "n_params_all_parts": c.model.n_params + mm.n_side_params + zero,
+        "side_transfer_s": side_step_s(c) * out["n_steps"] + zero,
     }
 
 

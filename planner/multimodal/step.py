@@ -47,6 +47,15 @@ def side_step_s(c: Columns) -> Any:
     return moved / (effective_pcie_gb_per_s(c.gpu.pcie_gb_per_s) * BYTES_PER_GB)
 
 
+def _vision_optimizer_bytes(c: Columns) -> Any:
+    """The trained vision encoder's and projector's optimizer states on one GPU (what a paged optimizer pages:
+    bitsandbytes pages its states, not the fp32 master copy or the gradients)."""
+    lay = c.layout
+    shard = zero_shard_degree(lay.dp, lay.hybrid_shard, lay.n_gpus_per_node, lay.tp, lay.pp, lay.cp)
+    states_div = np.where(lay.zero_stage >= 1, shard, 1.0)
+    return c.mm.n_vision_trainable_params * c.recipe.optimizer_bytes_per_param / states_div
+
+
 def _vision_bytes(c: Columns) -> Any:
     """Vision encoder + projector on one GPU: frozen weights whole; trained ones with their gradients and
     optimizer states, sharded by the same ZeRO stage as the language model; the encoder's saved activations
@@ -81,8 +90,29 @@ def room_bytes(c: Columns) -> Any:
 
 
 def paged_memory(c: Columns, inputs: MemoryInputs) -> MemoryBreakdown:
-    """The memory model's breakdown (a paged optimizer's states paged as VRAM runs short) with the parts in."""
-    return with_side_bytes(c, memory_with_paging(inputs, c.recipe.paged_optimizer, c.gpu.vram_bytes))
+    """The memory model's breakdown (a paged optimizer's states paged as VRAM runs short) with the parts in.
+
+    A paged optimizer pages every state it holds: the main transformer's as the GPU runs short with the parts
+    resident (their bytes leave it less room), then a trained vision encoder's for what is still short."""
+    if is_text(c):
+        return memory_with_paging(inputs, c.recipe.paged_optimizer, c.gpu.vram_bytes)
+    b = with_side_bytes(c, memory_with_paging(inputs, c.recipe.paged_optimizer, room_bytes(c)))
+    short = (b.reserved_peak_bytes + b.overhead_bytes - c.gpu.vram_bytes) / (
+        1.0 + c.layout.fragmentation_frac
+    )
+    paged = np.clip(short, 0.0, _vision_optimizer_bytes(c)) * (np.asarray(c.recipe.paged_optimizer) > 0)
+    if not np.any(paged > 0):
+        return b
+    slack = paged * c.layout.fragmentation_frac
+    return replace(
+        b,
+        host_paged_bytes=b.host_paged_bytes + paged,
+        host_offload_bytes=b.host_offload_bytes + paged,
+        fragmentation_bytes=b.fragmentation_bytes - slack,
+        allocated_peak_bytes=b.allocated_peak_bytes - paged,
+        reserved_peak_bytes=b.reserved_peak_bytes - paged - slack,
+        peak_bytes=b.peak_bytes - paged - slack,
+    )
 
 
 def with_side_bytes(c: Columns, b: MemoryBreakdown) -> MemoryBreakdown:

@@ -76,6 +76,7 @@ def multimodal_fields(row: dict[str, str], gpus: GpuMatcher, memory_row: bool) -
         "recompute": recompute,
         "offload_activations": offload_activations,
         "flash_attention": words.read_flash(row["flash_attn"]) is not False,
+        "hf_eager_code": words.hf_eager_code(row),  # as for a text row: its source or notes name the code
         "image_size": row.get("image_size", ""),
         "images_per_example": cell("images_per_example"),
         "tokens_per_example": cell("text_tokens"),

@@ -148,3 +148,21 @@ def test_the_sheet_page_shows_a_flux_rows_inputs_and_parts(app, fresh_library) -
     assert not app.exception
     row = app.data_editor[0].value.iloc[0]
     assert row["Image size"] == "512x512" and row["Image tokens per example"] == 1024
+
+
+def test_the_compare_page_shows_a_flux_plans_parts_under_all_columns(app) -> None:
+    from ui import compare_table
+    from ui.state import SCENARIO_KEY
+
+    app.session_state[SCENARIO_KEY] = FLUX
+    app.switch_page("app_pages/compare.py").run()
+    assert not app.exception
+    app.toggle(key="compare.all_columns").set_value(True).run()
+    assert not app.exception
+    shown = app.dataframe[0].value
+    mine = shown[shown["gpu"] == "RTX 4090"].iloc[0]
+    assert mine["vae_gib"] == pytest.approx(83_819_683 * 2 / GIB, rel=1e-9)
+    assert mine["images_per_s"] == pytest.approx(estimate(FLUX, CATS).images_per_s, rel=1e-9)
+    labels = {compare_table.TABLE_COLUMNS[name]["label"] for name in ("vae_gib", "images_per_s")}
+    assert labels == {"VAE (GiB)", "Images/s"}
+    assert {"vae_gib", "images_per_s", "text_encoders_gib"} <= set(app.dataframe[0].proto.column_order)

@@ -10,6 +10,19 @@ SUM := $(shell cksum < pyproject.toml | cut -d' ' -f1)
 RUN_STAMP := $(VENV)/.installed-run-$(SUM)
 TEST_STAMP := $(VENV)/.installed-test-$(SUM)
 PORT ?= 8501
+# The installer of the runtime dependencies: uv (pip puts it into .venv first), which resolves and installs them
+# in parallel: a fresh clone's `make run` answered in 22.3 s with uv against 87.4 s with pip, one after the other
+# on the same machine (load average 6-7 on 2 cores; both installers' caches warm). `UV=0 make run` uses pip.
+# The test extras stay with pip, so the trace extra's torch comes from pip's own configuration (the CPU build
+# on the project's machines), as before.
+UV ?= 1
+ifeq ($(UV),0)
+RUN_INSTALL := $(BIN)/python -m pip install --quiet
+INSTALLER :=
+else
+RUN_INSTALL := $(BIN)/uv pip install --quiet --python $(BIN)/python
+INSTALLER := $(BIN)/uv
+endif
 
 # `make test-exports`: the frameworks' own code loads every export of a fixed set of plans (framework_checks/).
 # The frameworks live in their own environment, .venv-exports, pinned package by package in
@@ -24,14 +37,20 @@ EXPORTS_DIR ?= build/exports
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(if $(INSTALLER),,$(BIN)/python -m pip install --quiet --upgrade pip)
 
-$(RUN_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+$(BIN)/uv: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet uv
+
+$(RUN_STAMP): pyproject.toml | $(BIN)/python $(INSTALLER)
+	$(RUN_INSTALL) -e .
 	find $(VENV) -maxdepth 1 -name '.installed-*' ! -name '*-$(SUM)' -delete
 	touch $@
 
+# pip is upgraded here rather than with the venv: `make run` with uv never uses it, and the upgrade was 6 s of
+# a fresh clone's first answer.
 $(TEST_STAMP): $(RUN_STAMP)
+	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,trace]'
 	touch $@
 

@@ -16,7 +16,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 STUB = '#!/bin/sh\necho "$(basename "$0") $*" >> "$(dirname "$0")/../../calls.log"\n'
-RUNTIME_INSTALL = "python -m pip install --quiet -e ."
+RUNTIME_INSTALL = "uv pip install --quiet --python .venv/bin/python -e ."
+PIP_RUNTIME_INSTALL = "python -m pip install --quiet -e ."
+PIP_UPGRADE = "python -m pip install --quiet --upgrade pip"
 TEST_INSTALL = "python -m pip install --quiet -e .[test,trace]"
 
 
@@ -28,7 +30,7 @@ def project(tmp_path: Path) -> Path:
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     bin_dir = tmp_path / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
-    for tool in ("python", "ruff", "mypy"):
+    for tool in ("python", "ruff", "mypy", "uv"):
         (bin_dir / tool).write_text(STUB)
         (bin_dir / tool).chmod(0o755)
     return tmp_path
@@ -53,21 +55,21 @@ def test_run_installs_the_runtime_only_and_serves_on_the_chosen_port(project: Pa
 def test_test_after_run_adds_only_the_test_extras(project: Path) -> None:
     make(project, "run")
     calls = make(project, "test")
-    assert RUNTIME_INSTALL not in calls and calls[0] == TEST_INSTALL
-    assert calls[1:] == ["ruff check .", "ruff format --check .", "mypy planner", "python -m pytest"]
+    assert RUNTIME_INSTALL not in calls and calls[:2] == [PIP_UPGRADE, TEST_INSTALL]
+    assert calls[2:] == ["ruff check .", "ruff format --check .", "mypy planner", "python -m pytest"]
 
 
 def test_run_after_test_installs_nothing(project: Path) -> None:
     first = make(project, "test")
-    assert first[:2] == [RUNTIME_INSTALL, TEST_INSTALL]
+    assert first[:3] == [RUNTIME_INSTALL, PIP_UPGRADE, TEST_INSTALL]
     assert [call for call in make(project, "run") if "pip" in call] == []
     assert [call for call in make(project, "test") if "pip" in call] == []
 
 
 def test_fuzz_runs_the_hypothesis_tests_under_the_fuzz_profile(project: Path) -> None:
     calls = make(project, "fuzz")
-    assert calls[:2] == [RUNTIME_INSTALL, TEST_INSTALL]
-    assert calls[2:] == ["python -m pytest -m hypothesis tests"]
+    assert calls[:3] == [RUNTIME_INSTALL, PIP_UPGRADE, TEST_INSTALL]
+    assert calls[3:] == ["python -m pytest -m hypothesis tests"]
     makefile = (project / "Makefile").read_text()
     assert "HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -m hypothesis tests" in makefile
 
@@ -79,7 +81,24 @@ def test_a_changed_pyproject_installs_again(project: Path) -> None:
     assert make(project, "run")[0] == RUNTIME_INSTALL
     stamps = sorted(p.name for p in (project / ".venv").glob(".installed-*"))
     assert len(stamps) == 1 and stamps[0].startswith(".installed-run-"), "old stamps are removed"
-    assert make(project, "test")[0] == TEST_INSTALL
+    assert make(project, "test")[:2] == [PIP_UPGRADE, TEST_INSTALL]
+
+
+def test_uv_0_installs_the_runtime_with_pip(project: Path) -> None:
+    calls = make(project, "run", "UV=0")
+    assert calls[0] == PIP_RUNTIME_INSTALL and not any(call.startswith("uv") for call in calls)
+
+
+def test_a_venv_without_uv_gets_it_from_pip_first_and_upgrades_no_pip(project: Path) -> None:
+    bin_dir = project / ".venv" / "bin"
+    (bin_dir / "uv").unlink()
+    # the python stub puts a uv stub in place when asked to install uv, as pip would
+    (bin_dir / "python").write_text(
+        STUB + 'if [ "$*" = "-m pip install --quiet uv" ]; then cp "$0" "$(dirname "$0")/uv"; fi\n'
+    )
+    calls = make(project, "run")
+    assert calls[:2] == ["python -m pip install --quiet uv", RUNTIME_INSTALL]
+    assert PIP_UPGRADE not in calls
 
 
 @pytest.mark.parametrize(

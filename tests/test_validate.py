@@ -503,18 +503,36 @@ def test_refit_modes_hold_out_more_and_err_more(three_modes):
 
 
 def test_source_holdout_refits_the_residual_without_the_rows_source(three_modes, bundled_cases):
-    # LF-14 (MPT-3B FP8 on H100): under source holdout its hopper residual is the median over the hopper rows
-    # of every other source, so its prediction is the one the shipped catalogues give with that residual.
+    # LF-14 (MPT-3B FP8 on H100): under source holdout its hopper residual is the median of the votes of every
+    # other source's hopper rows, so its prediction is the one the shipped catalogues give with that residual.
     cats, gpus = CATS, GpuMatcher(CATS)
     cases = {row["case_id"]: validate_case(row, cats, gpus) for row in bundled_cases}
     found = residual_records(bundled_cases, cases, cats, feeds_presets)
     lf14 = next(row for row in bundled_cases if row["case_id"] == "LF-14")
-    held = residual_from([(g, r) for row, g, r in found if source_of(row) != source_of(lf14)])
+    held = residual_from([(g, source_of(row), r) for row, g, r in found if source_of(row) != source_of(lf14)])
     assert held["hopper"] != pytest.approx(CATS.residual_frac("hopper"), abs=1e-4)
     scenario, facts, _ = cases["LF-14"]
     expected, _ = predict_case(scenario, facts, replace(CATS, operator_residual=held))
     predicted = next(r["predicted"] for r in three_modes["source"]["rows"] if r["case_id"] == "LF-14")
     assert predicted == pytest.approx(expected, rel=1e-9)
+
+
+def test_the_residual_gives_one_vote_per_source_document():
+    # Hopper: document A's 5 rows all at 0.70, B at 0.90 and 0.92 (vote 0.91), C at 0.85. A row-wise median
+    # would be 0.70 (A's rows are 5 of 8); one vote per document: median(0.70, 0.91, 0.85) = 0.85. Ampere has
+    # one document, under the three a figure of its own needs: it takes "default", the median of every
+    # document's vote over both generations: A 0.70, B 0.91, C 0.85, D (0.80, 0.84: 0.82) -> median of
+    # (0.70, 0.82, 0.85, 0.91) = (0.82 + 0.85) / 2 = 0.835.
+    records = [("hopper", "A", 0.70)] * 5 + [
+        ("hopper", "B", 0.90),
+        ("hopper", "B", 0.92),
+        ("hopper", "C", 0.85),
+    ]
+    records += [("ampere", "D", 0.80), ("ampere", "D", 0.84)]
+    table = residual_from(records)
+    assert table["hopper"] == pytest.approx(0.85)
+    assert "ampere" not in table
+    assert table["default"] == pytest.approx(0.835)
 
 
 def test_source_holdout_leaves_out_every_row_of_the_document(bundled_cases):

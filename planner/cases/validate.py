@@ -172,7 +172,7 @@ class _Presets:
         if refit is None:
             return
         found = residual_records(rows, cases, cats, feeds_presets)  # the operator model's residual
-        self.residuals = [(self._key(row), generation, ratio) for row, generation, ratio in found]
+        self.residuals = [(self._key(row), (gen, source_of(row), ratio)) for row, gen, ratio in found]
 
     def _key(self, row: Mapping[str, str]) -> str:
         return source_of(row) if self.refit == "source" else row["case_id"]
@@ -185,7 +185,7 @@ class _Presets:
         if key not in self._tables:
             # Shaped rows' time comes from the operator model and its residual, which is refit; the
             # efficiency presets only serve bare parameter counts now and stay shipped.
-            residual = residual_from([(gen, ratio) for held, gen, ratio in self.residuals if held != key])
+            residual = residual_from([record for held, record in self.residuals if held != key])
             self._tables[key] = replace(self.cats, operator_residual=residual)
         what = "this row" if self.refit == "row" else f"source {key}"
         return self._tables[key], f"residual refit without {what}"

@@ -549,3 +549,40 @@ def test_source_holdout_leaves_out_every_row_of_the_document(bundled_cases):
     assert predictions(validate_cases(alone, CATS, refit="row")) == predictions(
         validate_cases(alone, CATS, refit="source")
     )
+
+
+# --- rows whose source states no layout ------------------------------------------------------------------------
+
+
+def test_a_row_without_a_layout_is_predicted_at_the_plan_recommend_picks(bundled_cases):
+    # Llama 2 70B's model card gives GPU-hours and the batch (1,024 sequences of 4,096), no layout: the row is
+    # predicted at the plan the search ranks first on its GPU type, and says so.
+    from planner.decide.sweep import Constraints, scenario_for, search
+    from planner.decide.sweep_space import obeying_space
+
+    row = next(case for case in bundled_cases if case["case_id"] == "LLAMA2-4")
+    out = validate_cases([row], CATS, include_basis=True)["rows"][0]
+    assert out["layout_source"] == "recommend" and out["fits_memory"] is True
+    assert "layout not stated: predicted at the plan recommend ranks first" in out["basis"]
+    scenario, facts, _ = validate_case(row, CATS, GpuMatcher(CATS))
+    space = obeying_space(scenario, {}, target_batch_sequences=1024)
+    found = search(scenario, Constraints(gpus=(scenario.gpu,)), space, catalogs=CATS, top_n=1)
+    plan = found.top.row(0, named=True)
+    assert plan["global_batch_sequences"] >= 1024 and plan["n_gpus"] > 1
+    expected, _ = predict_case(scenario_for(plan, scenario, CATS), facts, CATS)
+    assert out["predicted"] == pytest.approx(expected, rel=1e-9)
+    # the measured value never enters the prediction: another measured value, the same prediction
+    moved = validate_cases([{**row, "measured_value": "1"}], CATS)["rows"][0]
+    assert moved["predicted"] == out["predicted"]
+    # without a global batch there is no batch for the search to reach: the blank cells' defaults (one GPU,
+    # which a 70B model does not fit, flagged)
+    bare = validate_cases([{**row, "global_batch": ""}], CATS)["rows"][0]
+    assert bare["layout_source"] == "defaults" and bare["fits_memory"] is False
+
+
+def test_rows_that_state_a_layout_keep_it(bundled_cases):
+    rows = [case for case in bundled_cases if case["case_id"] in ("LF-01", "MG24-5", "LF-10")]
+    out = {row["case_id"]: row for row in validate_cases(rows, CATS)["rows"]}
+    assert {row["layout_source"] for row in out.values()} == {"stated"}
+    # LF-10 (MPT-7B, 8 H100s, micro-batch 1): the memory model says it does not fit; LF-01 fits
+    assert out["LF-10"]["fits_memory"] is False and out["LF-01"]["fits_memory"] is True

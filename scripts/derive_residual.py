@@ -37,11 +37,11 @@ def main() -> int:
     gpus = GpuMatcher(cats)
     cases = {row["case_id"]: _case(row, cats, gpus) for row in rows}
     found = residual_records(rows, cases, cats, feeds_presets)
-    table = residual_from([(generation, ratio) for _, generation, ratio in found])
+    table = residual_from([(generation, source_of(row), ratio) for row, generation, ratio in found])
     sources = sorted({source_of(row) for row, _, _ in found})
     spread: dict[str, list[float]] = {}
     for source in sources:
-        held = residual_from([(g, r) for row, g, r in found if source_of(row) != source])
+        held = residual_from([(g, source_of(row), r) for row, g, r in found if source_of(row) != source])
         for generation, value in held.items():
             spread.setdefault(generation, []).append(value)
     report = {

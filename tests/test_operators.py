@@ -140,6 +140,23 @@ def test_a_small_model_at_a_small_micro_batch_is_launch_bound():
     gpu = ops.compute_s - ops.launch_s - ops.optimizer_s
     assert ops.compute_s - ops.optimizer_s == pytest.approx(launches, rel=1e-9)
     assert 0 < gpu < launches and ops.launch_s == pytest.approx(launches - gpu, abs=1e-12)
+    # The residual divides the GPU's work, never the host's launches: at Hopper's residual the GPU work still
+    # hides under the 21.4 ms of launches, so only the optimizer step (once per step) is divided.
+    columns = _step(model="Qwen2.5 0.5B", seq_len=512)[0]
+    residual = CATS.residual_frac("hopper")
+    assert gpu / residual < launches
+    with_residual = operator_step(columns, residual_frac=residual).residual_compute_s
+    assert with_residual == pytest.approx(launches + ops.optimizer_s / residual, rel=1e-9)
+
+
+def test_the_residual_divides_a_gpu_bound_step_whole():
+    # Llama 3.1 8B at 4,096 tokens is GPU-bound (no launch overhead): the residual divides all of it.
+    columns, ops, _ = _step()
+    assert ops.launch_s == 0.0
+    residual = CATS.residual_frac("hopper")
+    assert operator_step(columns, residual_frac=residual).residual_compute_s == pytest.approx(
+        ops.compute_s / residual, rel=1e-9
+    )
 
 
 @PROPERTY
@@ -216,10 +233,12 @@ def test_tensor_parallel_collectives_are_exposed_unless_overlapped():
 def test_source_holdout_score_of_throughput_and_time_is_bounded():
     # The score that counts for a new setup: every row predicted with the residual rebuilt without its source
     # (validate --refit source). Published rows, measured when the operator model landed: median 11.5 %, p90
-    # 41.5 % over 86 throughput and time rows (the goal is 10 % / 30 %; before the operator model 12.3 % / 46.8 %).
+    # 41.5 % over 86 throughput and time rows (the goal is 10 % / 30 %; before the operator model 12.3 % / 46.8 %);
+    # with the residual on the GPU's work only and one vote per source document, 10.5 % / 41.2 %.
     # The runs measured on the lent H200 (small Hugging Face models in eager mode, scored only) are predicted
-    # too fast (median 43 %) before the eager mode counted their dispatch and unfused kernels, 13 % after:
-    # bounded apart so that a change for the worse on them shows too.
+    # too fast (median 43 %) before the eager mode counted their dispatch and unfused kernels, 13 % after, 10.2 %
+    # (p90 16.0 %) once the residual no longer divides the host's dispatch: bounded apart so that a change for
+    # the worse on them shows too. All 135 rows together: 10.4 % / 36.7 %.
     from statistics import median, quantiles
 
     from planner.cases.case_scoring import OWN_MEASUREMENT_URL
@@ -234,9 +253,11 @@ def test_source_holdout_score_of_throughput_and_time_is_bounded():
     published = [abs(r["rel_error"]) for r in rows if r["case_id"] not in own]
     measured_here = [abs(r["rel_error"]) for r in rows if r["case_id"] in own]
     assert len(published) >= 80 and len(measured_here) >= 40
-    assert median(published) <= 0.125
-    assert quantiles(published, n=10)[-1] <= 0.45
-    assert median(measured_here) <= 0.2 and quantiles(measured_here, n=10)[-1] <= 0.4  # with the eager mode
+    assert median(published) <= 0.115
+    assert quantiles(published, n=10)[-1] <= 0.43
+    assert median(measured_here) <= 0.12 and quantiles(measured_here, n=10)[-1] <= 0.2  # with the eager mode
+    every = published + measured_here
+    assert median(every) <= 0.115 and quantiles(every, n=10)[-1] <= 0.39
 
 
 def test_a_table_measured_by_gpu_micro_sets_its_gpus_constants(tmp_path, monkeypatch):

@@ -503,18 +503,36 @@ def test_refit_modes_hold_out_more_and_err_more(three_modes):
 
 
 def test_source_holdout_refits_the_residual_without_the_rows_source(three_modes, bundled_cases):
-    # LF-14 (MPT-3B FP8 on H100): under source holdout its hopper residual is the median over the hopper rows
-    # of every other source, so its prediction is the one the shipped catalogues give with that residual.
+    # LF-14 (MPT-3B FP8 on H100): under source holdout its hopper residual is the median of the votes of every
+    # other source's hopper rows, so its prediction is the one the shipped catalogues give with that residual.
     cats, gpus = CATS, GpuMatcher(CATS)
     cases = {row["case_id"]: validate_case(row, cats, gpus) for row in bundled_cases}
     found = residual_records(bundled_cases, cases, cats, feeds_presets)
     lf14 = next(row for row in bundled_cases if row["case_id"] == "LF-14")
-    held = residual_from([(g, r) for row, g, r in found if source_of(row) != source_of(lf14)])
+    held = residual_from([(g, source_of(row), r) for row, g, r in found if source_of(row) != source_of(lf14)])
     assert held["hopper"] != pytest.approx(CATS.residual_frac("hopper"), abs=1e-4)
     scenario, facts, _ = cases["LF-14"]
     expected, _ = predict_case(scenario, facts, replace(CATS, operator_residual=held))
     predicted = next(r["predicted"] for r in three_modes["source"]["rows"] if r["case_id"] == "LF-14")
     assert predicted == pytest.approx(expected, rel=1e-9)
+
+
+def test_the_residual_gives_one_vote_per_source_document():
+    # Hopper: document A's 5 rows all at 0.70, B at 0.90 and 0.92 (vote 0.91), C at 0.85. A row-wise median
+    # would be 0.70 (A's rows are 5 of 8); one vote per document: median(0.70, 0.91, 0.85) = 0.85. Ampere has
+    # one document, under the three a figure of its own needs: it takes "default", the median of every
+    # document's vote over both generations: A 0.70, B 0.91, C 0.85, D (0.80, 0.84: 0.82) -> median of
+    # (0.70, 0.82, 0.85, 0.91) = (0.82 + 0.85) / 2 = 0.835.
+    records = [("hopper", "A", 0.70)] * 5 + [
+        ("hopper", "B", 0.90),
+        ("hopper", "B", 0.92),
+        ("hopper", "C", 0.85),
+    ]
+    records += [("ampere", "D", 0.80), ("ampere", "D", 0.84)]
+    table = residual_from(records)
+    assert table["hopper"] == pytest.approx(0.85)
+    assert "ampere" not in table
+    assert table["default"] == pytest.approx(0.835)
 
 
 def test_source_holdout_leaves_out_every_row_of_the_document(bundled_cases):
@@ -531,3 +549,40 @@ def test_source_holdout_leaves_out_every_row_of_the_document(bundled_cases):
     assert predictions(validate_cases(alone, CATS, refit="row")) == predictions(
         validate_cases(alone, CATS, refit="source")
     )
+
+
+# --- rows whose source states no layout ------------------------------------------------------------------------
+
+
+def test_a_row_without_a_layout_is_predicted_at_the_plan_recommend_picks(bundled_cases):
+    # Llama 2 70B's model card gives GPU-hours and the batch (1,024 sequences of 4,096), no layout: the row is
+    # predicted at the plan the search ranks first on its GPU type, and says so.
+    from planner.decide.sweep import Constraints, scenario_for, search
+    from planner.decide.sweep_space import obeying_space
+
+    row = next(case for case in bundled_cases if case["case_id"] == "LLAMA2-4")
+    out = validate_cases([row], CATS, include_basis=True)["rows"][0]
+    assert out["layout_source"] == "recommend" and out["fits_memory"] is True
+    assert "layout not stated: predicted at the plan recommend ranks first" in out["basis"]
+    scenario, facts, _ = validate_case(row, CATS, GpuMatcher(CATS))
+    space = obeying_space(scenario, {}, target_batch_sequences=1024)
+    found = search(scenario, Constraints(gpus=(scenario.gpu,)), space, catalogs=CATS, top_n=1)
+    plan = found.top.row(0, named=True)
+    assert plan["global_batch_sequences"] >= 1024 and plan["n_gpus"] > 1
+    expected, _ = predict_case(scenario_for(plan, scenario, CATS), facts, CATS)
+    assert out["predicted"] == pytest.approx(expected, rel=1e-9)
+    # the measured value never enters the prediction: another measured value, the same prediction
+    moved = validate_cases([{**row, "measured_value": "1"}], CATS)["rows"][0]
+    assert moved["predicted"] == out["predicted"]
+    # without a global batch there is no batch for the search to reach: the blank cells' defaults (one GPU,
+    # which a 70B model does not fit, flagged)
+    bare = validate_cases([{**row, "global_batch": ""}], CATS)["rows"][0]
+    assert bare["layout_source"] == "defaults" and bare["fits_memory"] is False
+
+
+def test_rows_that_state_a_layout_keep_it(bundled_cases):
+    rows = [case for case in bundled_cases if case["case_id"] in ("LF-01", "MG24-5", "LF-10")]
+    out = {row["case_id"]: row for row in validate_cases(rows, CATS)["rows"]}
+    assert {row["layout_source"] for row in out.values()} == {"stated"}
+    # LF-10 (MPT-7B, 8 H100s, micro-batch 1): the memory model says it does not fit; LF-01 fits
+    assert out["LF-10"]["fits_memory"] is False and out["LF-01"]["fits_memory"] is True

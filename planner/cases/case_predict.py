@@ -37,13 +37,16 @@ def evaluated(scenario: Scenario, cats: Catalogs) -> tuple[Columns, dict[str, An
 
 def predict_case(scenario: Scenario, facts: CaseFacts, cats: Catalogs) -> tuple[float, float]:
     """(predicted value in the row's unit, the compute efficiency the prediction used)."""
-    value, efficiency, _ = predict_case_basis(scenario, facts, cats)
+    value, efficiency, _, _ = predict_case_basis(scenario, facts, cats)
     return value, efficiency
 
 
-def predict_case_basis(scenario: Scenario, facts: CaseFacts, cats: Catalogs) -> tuple[float, float, str]:
-    """`predict_case` and what the prediction rests on in words: the operator model and its residual (or the
-    bare count's efficiency preset), and a flag when the memory model says the plan does not fit."""
+def predict_case_basis(
+    scenario: Scenario, facts: CaseFacts, cats: Catalogs
+) -> tuple[float, float, str, bool]:
+    """`predict_case`, what the prediction rests on in words (the operator model and its residual, or the
+    bare count's efficiency preset, and a flag when the memory model says the plan does not fit), and whether
+    the memory model says the plan fits."""
     columns, out = evaluated(scenario, cats)
     value, efficiency = read_out(columns, out, facts), float(columns.gpu.utilisation_frac)
     operator = bool(np.all(columns.model.has_shape > 0)) and not bool(columns.gpu.utilisation_is_end_to_end)
@@ -52,9 +55,10 @@ def predict_case_basis(scenario: Scenario, facts: CaseFacts, cats: Catalogs) -> 
         if operator
         else f"efficiency {efficiency:.3f}"
     )
-    if float(out["fits_vram"]) == 0.0:
+    fits = float(out["fits_vram"]) != 0.0
+    if not fits:
         words += "; flagged: the memory model says this plan does not fit"
-    return value, efficiency, words
+    return value, efficiency, words, fits
 
 
 def read_out(c: Columns, out: Mapping[str, Any], facts: CaseFacts) -> float:

@@ -2,12 +2,14 @@
 
 For each supervised or pre-training throughput/time row the operator model predicts the run with no
 residual (1 everywhere); the row's ratio is measured speed / predicted speed (a time row: predicted time /
-measured time). A generation's residual is the median of its rows' ratios, and "default" the median of all,
-for a generation without rows. The residual divides only the compute part of the step, so where
-communication is exposed it corrects a little less than the ratio says; it is one figure per generation,
+measured time). Each source document casts one vote, the median of its rows' ratios, so that a document with
+forty rows of one setup does not outweigh one with two; a generation's residual is the median of its
+documents' votes, and "default" the median of every document's vote, for a generation with too few
+documents. The residual divides only the GPU's work (`planner.formulas.operators.step`): the host's launches
+are timed by their own microbenchmark and the communication by its own model, so where either is on the
+critical path the residual corrects a little less than the ratio says. It is one figure per generation,
 never per model size or method. `scripts/derive_residual.py` writes the shipped table;
-`validate --refit source|row` rebuilds it without the scored row's source (or the row).
-"""
+`validate --refit source|row` rebuilds it without the scored row's source (or the row)."""
 
 from __future__ import annotations
 
@@ -19,9 +21,9 @@ from typing import Any
 from planner.cases.case_predict import predict_case
 from planner.catalogue.catalog import Catalogs
 
-# A generation needs this many rows for a figure of its own (fewer come from one or two setups, which a
-# single source can dominate); others take "default", the median over every row.
-MIN_ROWS = 5
+# A generation needs votes from this many source documents for a figure of its own (one document is one
+# setup, whose own quirks would become the generation's); others take "default", the median of every vote.
+MIN_SOURCES = 3
 TIME_UNITS = ("s_per_iteration", "days", "gpu_hours")  # a larger figure is a slower run
 
 
@@ -37,15 +39,23 @@ def residual_ratio(case: tuple[Any, Any, str], measured: float, unit: str, cats:
     return value / measured if unit in TIME_UNITS else measured / value
 
 
-def residual_from(records: Sequence[tuple[str, float]]) -> dict[str, float]:
-    """generation -> median ratio over the records (generation, ratio) for generations with MIN_ROWS rows or
-    more; "default" over all of them."""
-    by_generation: dict[str, list[float]] = {}
-    for generation, ratio in records:
-        by_generation.setdefault(generation, []).append(ratio)
-    table = {g: median(ratios) for g, ratios in by_generation.items() if len(ratios) >= MIN_ROWS}
-    if records:
-        table["default"] = median(ratio for _, ratio in records)
+def residual_from(records: Sequence[tuple[str, str, float]]) -> dict[str, float]:
+    """generation -> residual over the records (generation, source document, ratio): one vote per source (the
+    median of its rows' ratios), the generation's figure the median of those votes, for generations with
+    MIN_SOURCES sources or more; "default" the median of every source's vote over all generations."""
+    votes: dict[str, dict[str, list[float]]] = {}
+    for generation, source, ratio in records:
+        votes.setdefault(generation, {}).setdefault(source, []).append(ratio)
+    table = {
+        g: median(median(ratios) for ratios in by_source.values())
+        for g, by_source in votes.items()
+        if len(by_source) >= MIN_SOURCES
+    }
+    every: dict[str, list[float]] = {}
+    for _, source, ratio in records:
+        every.setdefault(source, []).append(ratio)
+    if every:
+        table["default"] = median(median(ratios) for ratios in every.values())
     return table
 
 

@@ -34,6 +34,7 @@ from planner.cases.case_file import (
     load_case_file,
 )
 from planner.cases.case_gpu import GpuMatcher
+from planner.cases.case_layout import RECOMMEND, STATED, layout_source, recommended
 from planner.cases.case_multimodal import is_multimodal, multimodal_case
 from planner.cases.case_predict import predict_case_basis
 from planner.cases.case_row import MEMORY_UNITS, TIME_UNITS, CaseFacts, case_scenario
@@ -66,7 +67,12 @@ CATEGORY_UNITS = {
     "multimodal": (*MEMORY_UNITS, "gb_upper_bound_per_gpu", *TIME_UNITS),  # vision-language, diffusion
 }
 POST_GROUP = "post_training"  # rows whose method is a preference or RL objective
-ROW_KEYS = ("case_id", "category", "predicted", "measured", "measured_unit", "rel_error", "skipped_reason")
+# `layout_source`: "stated", or "recommend" for a row predicted at the plan search's pick (case_layout);
+# `fits_memory`: whether the memory model says the predicted plan fits (None when nothing was predicted)
+ROW_KEYS = (
+    "case_id", "category", "predicted", "measured", "measured_unit", "rel_error", "skipped_reason",
+    "layout_source", "fits_memory",
+)  # fmt: skip
 EMPTY_SUMMARY = {
     "n": 0,
     "n_skipped": 0,
@@ -172,7 +178,7 @@ class _Presets:
         if refit is None:
             return
         found = residual_records(rows, cases, cats, feeds_presets)  # the operator model's residual
-        self.residuals = [(self._key(row), generation, ratio) for row, generation, ratio in found]
+        self.residuals = [(self._key(row), (gen, source_of(row), ratio)) for row, gen, ratio in found]
 
     def _key(self, row: Mapping[str, str]) -> str:
         return source_of(row) if self.refit == "source" else row["case_id"]
@@ -185,7 +191,7 @@ class _Presets:
         if key not in self._tables:
             # Shaped rows' time comes from the operator model and its residual, which is refit; the
             # efficiency presets only serve bare parameter counts now and stay shipped.
-            residual = residual_from([(gen, ratio) for held, gen, ratio in self.residuals if held != key])
+            residual = residual_from([record for held, record in self.residuals if held != key])
             self._tables[key] = replace(self.cats, operator_residual=residual)
         what = "this row" if self.refit == "row" else f"source {key}"
         return self._tables[key], f"residual refit without {what}"
@@ -196,10 +202,16 @@ def _predicted(row: dict[str, str], case: Case | str, presets: _Presets) -> dict
         return _result(row, None, case, "")
     scenario, facts, _ = case
     cats, label = presets.for_row(row)
+    source = layout_source(row)
     try:
-        value, _, words = predict_case_basis(scenario, facts, cats)
+        if source == RECOMMEND:  # the source states no layout: the plan search's pick, said in the basis
+            picked = recommended(row, scenario, cats)
+            if isinstance(picked, str):
+                return _result(row, None, picked, "", source)
+            scenario, facts = picked[0], replace(facts, assumptions=(*facts.assumptions, picked[1]))
+        value, _, words, fits = predict_case_basis(scenario, facts, cats)
     except ValueError as err:  # a preset cell the (refit) table cannot fill, an unknown catalogue name
-        return _result(row, None, f"no prediction: {str(err).splitlines()[0]}", "")
+        return _result(row, None, f"no prediction: {str(err).splitlines()[0]}", "", source)
     if facts.statistic:
         read_as = " (statistic not stated: read as allocated)" if "unspecified" in facts.measured_unit else ""
         head = f"{facts.statistic} peak per GPU{read_as}"
@@ -208,12 +220,17 @@ def _predicted(row: dict[str, str], case: Case | str, presets: _Presets) -> dict
     basis = "; ".join([head, *facts.assumptions])
     if row["measured_unit"] in ENERGY_CHAIN_UNITS:
         energy = energy_from_gpu_hours(row, value, f"case-model {value:,.0f} GPU-hours at {basis}")
-        return _result(row, energy.predicted, energy.skipped_reason, energy.basis)
-    return _result(row, value, None, basis)
+        return _result(row, energy.predicted, energy.skipped_reason, energy.basis, source, fits)
+    return _result(row, value, None, basis, source, fits)
 
 
 def _result(
-    row: Mapping[str, str], predicted: float | None, reason: str | None, basis: str
+    row: Mapping[str, str],
+    predicted: float | None,
+    reason: str | None,
+    basis: str,
+    layout: str = STATED,
+    fits: bool | None = None,
 ) -> dict[str, Any]:
     """One output row; a non-finite prediction is reported as skipped rather than as NaN in the JSON."""
     if predicted is not None and not math.isfinite(predicted):
@@ -227,5 +244,7 @@ def _result(
         "measured_unit": row["measured_unit"],
         "rel_error": relative_error(predicted, measured),
         "skipped_reason": (reason or "no prediction") if predicted is None else None,
+        "layout_source": layout,
+        "fits_memory": fits if predicted is not None else None,
         "basis": basis if predicted is not None else "",
     }

@@ -36,9 +36,10 @@ class OperatorStep:
     attention_s: Number
     memory_bound_s: Number  # element-wise ops, loss, fp8 casts, optimizer step
     launch_s: Number  # what the host's launches add where they outlast the GPU's work
-    compute_s: Number
+    compute_s: Number  # with no residual
     optimizer_s: Number  # the optimizer update and clipping (part of memory_bound_s), once per step
     gemm_frac: Number  # the layers' forward GEMMs' share of the matmul peak (the MoE experts' rate)
+    residual_compute_s: Number  # compute_s with the GPU's work (not the host's launches) ÷ the residual
 
 
 def _shapes(c: Any, tokens: Any) -> tuple[Any, Any]:
@@ -190,8 +191,11 @@ def _optimizer_s(c: Any) -> Any:
     return memory_bound.memory_time_s(share * per_param, g.memory_gb_per_s, rate_frac)
 
 
-def operator_step(c: Any, host_s_per_kernel: Any = dispatch.HOST_S_PER_KERNEL) -> OperatorStep:
-    """Seconds per optimizer step on one GPU by kind of operator (see the module docstring)."""
+def operator_step(
+    c: Any, host_s_per_kernel: Any = dispatch.HOST_S_PER_KERNEL, residual_frac: Any = 1.0
+) -> OperatorStep:
+    """Seconds per optimizer step on one GPU by kind of operator (see the module docstring). `residual_frac`
+    divides the GPU's work only: the host's launches are timed by their own measurement (dispatch)."""
     lay = c.layout
     tokens = lay.micro_batch_seqs * c.workload.seq_len_tokens / lay.cp  # this GPU's tokens per micro-batch
     shards = lay.tp * lay.pp  # FLOPs per token are for the whole model; a GPU holds 1/(tp·pp) of them
@@ -210,6 +214,8 @@ def operator_step(c: Any, host_s_per_kernel: Any = dispatch.HOST_S_PER_KERNEL) -
         fwd_host, bwd_host = np.where(on, eager_fwd, fwd_host), np.where(on, eager_bwd, bwd_host)
     fwd, bwd = dispatch.host_or_gpu_s(gpu_fwd, fwd_host), dispatch.host_or_gpu_s(gpu_bwd, bwd_host)
     n = lay.n_micro_batches
+    fwd_r = dispatch.host_or_gpu_s(gpu_fwd / residual_frac, fwd_host)
+    bwd_r = dispatch.host_or_gpu_s(gpu_bwd / residual_frac, bwd_host)
     return OperatorStep(
         gemm_s=n * (gemm_fwd + gemm_bwd + gemm_rc),
         attention_s=n * (attn_fwd + attn_bwd),
@@ -218,6 +224,7 @@ def operator_step(c: Any, host_s_per_kernel: Any = dispatch.HOST_S_PER_KERNEL) -
         compute_s=n * (fwd + bwd) + optimizer,
         optimizer_s=optimizer,
         gemm_frac=gemm_frac,
+        residual_compute_s=n * (fwd_r + bwd_r) + optimizer / residual_frac,
     )
 
 
@@ -230,7 +237,5 @@ BAND = (0.8, 1.2)
 def operator_compute(c: Any) -> tuple[OperatorStep, Any]:
     """The operator model's parts and its compute per step; NaN for a model without a shape (a bare parameter
     count has no matrices to time, so the utilisation preset stays for it)."""
-    ops = operator_step(c)
-    return ops, np.where(
-        c.model.has_shape > 0, ops.compute_s / c.gpu.residual_frac, np.nan
-    )  # NaN residual: presets
+    ops = operator_step(c, residual_frac=c.gpu.residual_frac)  # NaN residual: presets
+    return ops, np.where(c.model.has_shape > 0, ops.residual_compute_s, np.nan)

@@ -142,7 +142,7 @@ def search(
 
     def one_pass(modes: tuple[tuple[bool, bool], ...]) -> Pass:
         layouts = space if pairs is None else training_space(space, pairs)
-        grid = mode_grid(base, layouts, modes, constraints.max_gpus, *shape, n_experts, seq_len)
+        grid = mode_grid(base, layouts, modes, constraints.max_gpus, shape[0], shape[1], n_experts, seq_len)
         if pairs is not None:  # PPO/GRPO: each layout colocated or beside dedicated generation GPUs
             grid = with_generation(grid, pairs, base)
         return evaluate_all(resolved, grid, max(1, chunk_rows), progress)

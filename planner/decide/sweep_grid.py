@@ -14,9 +14,6 @@ from typing import get_args
 
 import numpy as np
 
-from planner.formulas.memory.recipes import Recompute
-from planner.inputs import scenario
-from planner.inputs.scenario import Scenario
 from planner.decide.sweep_degrees import (
     DEFAULT_CP_DEGREES,
     context_parallel_degrees,
@@ -24,6 +21,9 @@ from planner.decide.sweep_degrees import (
     pipeline_schedules,
     tensor_parallel_degrees,
 )
+from planner.formulas.memory.recipes import Recompute
+from planner.inputs import scenario
+from planner.inputs.scenario import Scenario
 
 # 128 nodes of 8: beyond this, fine-tuning-sized batches leave most data-parallel replicas idle, and the user
 # can raise it (Constraints.max_gpus) for pre-training plans.

@@ -57,8 +57,9 @@ def group_link_gb_per_s(
 ) -> Number:
     """Bandwidth a collective runs at: the node's link if the group's `group_span` ranks fit in one node.
 
-    A ring that crosses nodes runs at the pace of its slowest hop, one GPU's network card at its achieved
-    rate (`network_gb_per_s`); `intra_link_gb_per_s` is already at its achieved share.
+    A ring that crosses nodes runs at the pace of its slowest hop: one GPU's network card at its achieved rate
+    (`network_gb_per_s`), or the node's own link where that is slower (a PCIe node beside a fast network: the
+    ring still passes GPU to GPU inside each node). `intra_link_gb_per_s` is already at its achieved share.
     """
-    across = network_gb_per_s(inter_node_gb_per_s)
+    across = np.minimum(network_gb_per_s(inter_node_gb_per_s), intra_link_gb_per_s)
     return as_number(np.where(group_span <= gpus_per_node, intra_link_gb_per_s, across))

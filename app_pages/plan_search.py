@@ -46,6 +46,7 @@ TABLE_COLUMNS = {
     "gpu": st.column_config.TextColumn("GPU", pinned=True),
     "n_gpus": st.column_config.NumberColumn("GPUs", format="%d"),
     "tp": st.column_config.NumberColumn("TP", format="%d"),
+    "cp": st.column_config.NumberColumn("CP", format="%d", help="context-parallel degree (long sequences)"),
     "pp": st.column_config.NumberColumn("PP", format="%d"),
     "pp_virtual_stages": st.column_config.NumberColumn("Virtual stages", format="%d"),
     "ep": st.column_config.NumberColumn("EP", format="%d", help="expert-parallel degree (MoE models)"),

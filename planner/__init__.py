@@ -36,7 +36,7 @@ _PUBLIC_MODULES = {
     "planner.decide.sheet": "SHEET_INPUT_COLUMNS SHEET_MULTIMODAL_INPUT_COLUMNS SHEET_RESULT_COLUMNS evaluate_rows pick_lists result_cells sheet_input_columns sheet_inputs sheet_result_columns sheet_row_problem with_cell",
     "planner.decide.sheet_multimodal": "MULTIMODAL_FLAG_COLUMNS MULTIMODAL_NUMBER_FORMATS MULTIMODAL_TEXT_COLUMNS is_multimodal",
     "planner.decide.sweep": "OBJECTIVES Constraints SearchResult priced_gpus scenario_for search",
-    "planner.decide.sweep_grid": "DEFAULT_EXPERT_DEGREES DEFAULT_MAX_GPUS DEFAULT_MICRO_BATCHES DEFAULT_PP_DEGREES DEFAULT_RECOMPUTE SearchSpace target_batch_sequences tensor_parallel_degrees",
+    "planner.decide.sweep_grid": "DEFAULT_CP_DEGREES DEFAULT_EXPERT_DEGREES DEFAULT_MAX_GPUS DEFAULT_MICRO_BATCHES DEFAULT_PP_DEGREES DEFAULT_RECOMPUTE SearchSpace target_batch_sequences tensor_parallel_degrees",
     "planner.decide.sweep_generation": "searches_generation",
     "planner.decide.sweep_space": "ANY obeying_space",
     "planner.decide.sweep_words": "label",
@@ -135,6 +135,7 @@ if TYPE_CHECKING:
     from planner.decide.sweep import OBJECTIVES, Constraints, SearchResult, priced_gpus, scenario_for, search
     from planner.decide.sweep_generation import searches_generation
     from planner.decide.sweep_grid import (
+        DEFAULT_CP_DEGREES,
         DEFAULT_EXPERT_DEGREES,
         DEFAULT_MAX_GPUS,
         DEFAULT_MICRO_BATCHES,

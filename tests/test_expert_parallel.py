@@ -106,7 +106,8 @@ def test_expert_gradients_sync_over_the_expert_data_parallel_group():
     # Plus the dense group's latency: a reduce-scatter and an all-gather per layer, 2 × 32
     # one-phase rings over 8 NVLink ranks of 8.4 + 7 × 3.4 = 32.2 µs (NCCL's Ring/Simple cost model).
     latency_s = 64 * 32.2e-6
-    expected = comm.ring_all_gather_bytes(8, 1.6e9 * 4.0 + 1.6e9 * 2.0) / 450e9 + latency_s
+    # bytes at NVLink's achieved 370 GB/s (NCCL's 370 of the 450 line rate, planner.formulas.step.links)
+    expected = comm.ring_all_gather_bytes(8, 1.6e9 * 4.0 + 1.6e9 * 2.0) / 370e9 + latency_s
     assert dense_only == pytest.approx(expected, rel=1e-9)
     assert _toy_comm(1).data_parallel_s > 5 * dense_only  # without EP every expert syncs over all 8
 
@@ -192,7 +193,8 @@ def test_deepseek_v3_lora_on_64_h200_rises_with_ep():
     assert mfus[-1] > 10 * mfus[0]
     peaks = [r.peak_gib_per_device for r in runs]
     assert all(b <= a for a, b in itertools.pairwise(peaks)), peaks
-    assert runs[0].mfu == pytest.approx(0.00370, rel=0.02)  # before EP: 0.37 % (the old planner's figure)
+    # before EP: 0.35 % (the old planner's 0.37 % at the network's 50 GB/s line rate; 47 GB/s achieved now)
+    assert runs[0].mfu == pytest.approx(0.00353, rel=0.02)
 
 
 # --- validation -----------------------------------------------------------------------------------------------

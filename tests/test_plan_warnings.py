@@ -121,9 +121,9 @@ def test_plurals_agree_with_their_count() -> None:
 
 
 def test_a_run_shorter_than_the_checkpoint_interval_needs_no_checkpoint():
-    short = estimate(Scenario(model="Llama 3.1 8B", n_gpus=8), CATS)  # 25 min; Daly's interval is hours
+    short = estimate(Scenario(model="Llama 3.1 8B", n_gpus=8), CATS)  # 30 min; Daly's interval is hours
     assert short.checkpoint_interval_min / 60 > short.wall_clock_h
-    assert checkpoint_words(short).startswith("no checkpoint needed: the run ends (25 min) before the first")
+    assert checkpoint_words(short).startswith("no checkpoint needed: the run ends (30 min) before the first")
     long = estimate(Scenario(model="Llama 3.1 70B", n_gpus=64, examples=3_000_000), CATS)
     assert checkpoint_words(long) == (
         f"a {human_duration(long.checkpoint_write_s / 3600)} checkpoint write every "

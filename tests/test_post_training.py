@@ -127,7 +127,10 @@ def test_dpo_holds_a_reference_and_peaks_above_full_fine_tuning() -> None:
     assert dpo.peak_gib_per_device > full.peak_gib_per_device + dpo.reference_model_gib
     # chosen + rejected: twice the sequences, twice the optimizer-step time's compute, plus the reference
     assert dpo.training_tokens == pytest.approx(2 * full.training_tokens)
-    assert dpo.scoring_time_h > 0 and dpo.wall_clock_h > 2 * full.wall_clock_h * 0.95
+    # (compared on the matrix multiplies: 8B FULL_SHARD on 8 GPUs waits on its gathers at one sequence per
+    # GPU, so the full run's step is not all compute and its wall clock does not double)
+    assert dpo.scoring_time_h > 0 and dpo.gemm_time_s > 2 * full.gemm_time_s * 0.95
+    assert dpo.wall_clock_h > full.wall_clock_h + dpo.scoring_time_h
 
 
 def test_lora_dpo_against_its_base_holds_no_reference_copy() -> None:

@@ -11,6 +11,7 @@ import streamlit as st
 
 from planner import (
     ANY,
+    DEFAULT_CP_DEGREES,
     DEFAULT_EXPERT_DEGREES,
     DEFAULT_MICRO_BATCHES,
     DEFAULT_PP_DEGREES,
@@ -36,6 +37,7 @@ ZERO_STAGES = (0, 1, 2, 3)
 LABELS = {
     "search.fix.n_gpus": ("GPU count", "n_gpus"),
     "search.fix.tp": ("TP", "tp"),
+    "search.fix.cp": ("CP", "cp"),
     "search.fix.pp": ("PP", "pp"),
     "search.fix.zero_stage": ("ZeRO stage", "zero_stage"),
     "search.fix.recompute": ("Recompute", "recompute"),
@@ -66,6 +68,7 @@ def layout_choices(base: Scenario, scenario_target: int) -> LayoutChoice:
     )
     options: dict[str, tuple[Any, ...]] = {
         "search.fix.tp": tensor_parallel_degrees(base.gpus_per_node, None),
+        "search.fix.cp": DEFAULT_CP_DEGREES,  # kept to the degrees the sequence allows
         "search.fix.pp": DEFAULT_PP_DEGREES,
         "search.fix.zero_stage": ZERO_STAGES,
         "search.fix.recompute": DEFAULT_RECOMPUTE,

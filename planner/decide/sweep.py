@@ -79,6 +79,7 @@ def scenario_for(row: Mapping[str, Any], base: Scenario, catalogs: Catalogs) -> 
         n_gpus=int(row["n_gpus"]),
         tp=int(row["tp"]),
         pp=int(row["pp"]),
+        cp=int(row.get("cp", 1)),  # a row from before context parallelism was searched: none
         pp_virtual_stages=int(row.get("pp_virtual_stages", 1)),  # a row from before the column: 1F1B
         ep=int(row.get("ep", 1)),  # a row from before expert parallelism: every GPU holds every expert
         zero_stage=int(row["zero_stage"]),
@@ -134,13 +135,14 @@ def search(
     names = constraints.gpus or priced_gpus(base, cats)
     resolved, skipped = _resolve_gpus(base, names, cats)
     shape = (float(model.n_layers), float(model.n_heads)) if shaped else (None, None)
+    seq_len = float(base_resolved.columns.workload.seq_len_tokens)  # context parallelism splits it
     first_mode, fallback_modes = offload_passes(base, space)
 
     pairs = split_pairs(base, space, constraints.max_gpus) if searches_generation(base) else None
 
     def one_pass(modes: tuple[tuple[bool, bool], ...]) -> Pass:
         layouts = space if pairs is None else training_space(space, pairs)
-        grid = mode_grid(base, layouts, modes, constraints.max_gpus, shape[0], shape[1], n_experts)
+        grid = mode_grid(base, layouts, modes, constraints.max_gpus, shape[0], shape[1], n_experts, seq_len)
         if pairs is not None:  # PPO/GRPO: each layout colocated or beside dedicated generation GPUs
             grid = with_generation(grid, pairs, base)
         return evaluate_all(resolved, grid, max(1, chunk_rows), progress)

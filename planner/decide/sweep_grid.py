@@ -14,10 +14,16 @@ from typing import get_args
 
 import numpy as np
 
+from planner.decide.sweep_degrees import (
+    DEFAULT_CP_DEGREES,
+    context_parallel_degrees,
+    expert_degrees,
+    pipeline_schedules,
+    tensor_parallel_degrees,
+)
 from planner.formulas.memory.recipes import Recompute
 from planner.inputs import scenario
 from planner.inputs.scenario import Scenario
-from planner.model.layer_split import interleaving_fits
 
 # 128 nodes of 8: beyond this, fine-tuning-sized batches leave most data-parallel replicas idle, and the user
 # can raise it (Constraints.max_gpus) for pre-training plans.
@@ -41,12 +47,15 @@ DEFAULT_VIRTUAL_STAGES = (1, 2, 4)
 DEFAULT_EXPERT_DEGREES = (1, 2, 4, 8, 16, 32, 64)
 # 5 M layouts keep the grid's own columns near 320 MB; the default search holds a few hundred thousand.
 MAX_LAYOUTS = 5_000_000
+# the layout's order in the grid: GPU count, model split, ZeRO stage, recompute, micro-batch
+SORT_COLUMNS = ("n_gpus", "tp", "pp", "cp", "zero_stage", "recompute", "micro_batch_seqs")
 # the `planner.columns` layout columns a layout sets (micro-batch in sequences, accumulation in micro-batches);
 # the last, ep, only in a grid that varies it (a model with routed experts)
 LAYOUT_COLUMNS = (
     "n_gpus",
     "tp",
     "pp",
+    "cp",
     "dp",
     "zero_stage",
     "recompute",
@@ -63,6 +72,8 @@ class SearchSpace:
 
     gpu_counts: tuple[int, ...] | None = None  # None: powers of two and multiples of the node, up to max_gpus
     tp_degrees: tuple[int, ...] | None = None  # None: every divisor of gpus_per_node (TP stays inside a node)
+    # context parallelism, kept to the degrees the sequence allows (sweep_degrees.context_parallel_degrees)
+    cp_degrees: tuple[int, ...] = DEFAULT_CP_DEGREES
     pp_degrees: tuple[int, ...] = DEFAULT_PP_DEGREES
     zero_stages: tuple[int, ...] = DEFAULT_ZERO_STAGES
     recompute: tuple[str, ...] = DEFAULT_RECOMPUTE
@@ -90,6 +101,7 @@ class SearchSpace:
         for name in (
             "gpu_counts",
             "tp_degrees",
+            "cp_degrees",
             "pp_degrees",
             "micro_batches",
             "virtual_stages",
@@ -122,15 +134,6 @@ def default_gpu_counts(gpus_per_node: int, max_gpus: int) -> tuple[int, ...]:
     return tuple(sorted(n for n in powers | nodes if n <= max_gpus))
 
 
-def tensor_parallel_degrees(gpus_per_node: int, n_heads: float | None) -> tuple[int, ...]:
-    """Divisors of the node size, so a TP group never crosses a node, that also divide the attention heads
-    (Megatron-LM asserts num_attention_heads % tensor_model_parallel_size == 0)."""
-    divisors = [d for d in range(1, gpus_per_node + 1) if gpus_per_node % d == 0]
-    if n_heads:
-        divisors = [d for d in divisors if int(n_heads) % d == 0]
-    return tuple(divisors) or (1,)
-
-
 @dataclass(frozen=True)
 class LayoutGrid:
     """Equal-length float arrays, one row per layout, named and coded as `planner.columns.LayoutColumns`."""
@@ -153,13 +156,16 @@ def layout_grid(
     n_layers: float | None,
     n_heads: float | None,
     n_experts: float | None = None,
+    seq_len_tokens: float | None = None,
 ) -> LayoutGrid:
     """Every layout of the search space that can run: model parallelism divides the GPU count, TP within a
     node, at most one pipeline stage per layer, and the target batch reachable with whole micro-batches.
 
     Built one (TP, PP) pair at a time, so GPU counts that cannot work with the pair are dropped before they
     are crossed with the other choices (a million-GPU limit must not materialise every combination).
-    `n_experts` (routed experts; 0 or None for a dense model) lets expert-parallel degrees in (`expert_degrees`).
+    `n_experts` (routed experts; 0 or None for a dense model) lets expert-parallel degrees in (`expert_degrees`),
+    `seq_len_tokens` (the resolved sequence length; None: unknown) context-parallel ones
+    (`context_parallel_degrees`).
     """
     counts = np.asarray(space.gpu_counts or default_gpu_counts(base.gpus_per_node, max_gpus), dtype=float)
     counts = counts[counts <= max_gpus]
@@ -174,8 +180,9 @@ def layout_grid(
     eps = expert_degrees(space.expert_degrees, n_experts)
     n_other *= len(eps)
     parts, n_rows = [], 0
-    for tp, (pp, v) in itertools.product(tps, schedules):
-        model_parallel = tp * pp * base.cp
+    cps = context_parallel_degrees(space.cp_degrees, seq_len_tokens)
+    for tp, cp, (pp, v) in itertools.product(tps, cps, schedules):
+        model_parallel = tp * pp * cp
         usable = counts[(counts % model_parallel == 0) & (counts <= target * model_parallel)]
         n_rows += len(usable) * n_other
         if n_rows > MAX_LAYOUTS:
@@ -185,58 +192,39 @@ def layout_grid(
             )
         if len(usable) and eps:  # no degree the model takes: no layouts at all
             parts.append(
-                _pair_layouts(base, usable, float(tp), (float(pp), float(v)), other_axes, target, eps)
+                _pair_layouts(
+                    base, usable, (float(tp), float(cp)), (float(pp), float(v)), other_axes, target, eps
+                )
             )
     names = LAYOUT_COLUMNS if eps != (1,) else LAYOUT_COLUMNS[:-1]  # a dense grid keeps the scenario's ep 1
     columns = {name: np.concatenate([p[name] for p in parts]) if parts else np.empty(0) for name in names}
-    order = np.lexsort([columns[name] for name in reversed(LAYOUT_COLUMNS[:3] + LAYOUT_COLUMNS[4:7])])
-    n_candidates = len(counts) * len(tps) * len(schedules) * n_other
+    order = np.lexsort([columns[name] for name in reversed(SORT_COLUMNS)])
+    n_candidates = len(counts) * len(tps) * len(cps) * len(schedules) * n_other
     return LayoutGrid(
         {k: v[order] for k, v in columns.items()}, target_sequences=target, n_candidates=n_candidates
     )
 
 
-def pipeline_schedules(
-    pps: tuple[int, ...], virtual_stages: tuple[int, ...], n_layers: float | None
-) -> list[tuple[int, int]]:
-    """(PP, virtual stages) pairs: v = 1 for every depth when the space holds it; v > 1 where pp > 1 and the
-    layers split into pp·v chunks (`interleaving_fits`; without a shape the layer count is unknown, so plain
-    1F1B only). A space without v = 1 (the user fixed the virtual stages) gets no plain 1F1B rows."""
-    pairs = [(pp, 1) for pp in pps] if 1 in virtual_stages else []
-    if n_layers is not None:
-        more = sorted(set(virtual_stages) - {1})
-        pairs += [(pp, v) for pp in pps for v in more if bool(interleaving_fits(n_layers, pp, v))]
-    return pairs
-
-
-def expert_degrees(degrees: tuple[int, ...], n_experts: float | None) -> tuple[int, ...]:
-    """The expert-parallel degrees a model allows among `degrees`: divisors of its routed experts, and for a
-    dense model 1 alone. None left (a fixed degree the model cannot take): no layouts, so the search says
-    which fixed choice is in the way instead of quietly running another degree."""
-    allowed = [1] if not n_experts else [ep for ep in degrees if int(n_experts) % ep == 0]
-    return tuple(ep for ep in allowed if ep in degrees)
-
-
 def _pair_layouts(
     base: Scenario,
     counts: np.ndarray,
-    tp: float,
+    model_split: tuple[float, float],
     schedule: tuple[float, float],
     other_axes: list[np.ndarray],
     target: int,
     eps: tuple[int, ...] = (1,),
 ) -> dict[str, np.ndarray]:
-    """Layouts for one (TP, PP, virtual stages): GPU count × ZeRO × recompute × micro-batch (× expert
+    """Layouts for one (TP, CP) split and (PP, virtual stages): GPU count × ZeRO × recompute × micro-batch (× expert
     parallelism where ep divides dp), impossible ones dropped (interleaving also needs the micro-batches per
     step to be a multiple of pp, as Megatron does)."""
-    pp, v = schedule
+    (tp, cp), (pp, v) = model_split, schedule
     mesh = np.meshgrid(counts, *other_axes, indexing="ij")
     n_gpus, zero, recompute, micro = (axis.ravel() for axis in mesh)
-    dp = n_gpus / (tp * pp * base.cp)
+    dp = n_gpus / (tp * pp * cp)
     keep = dp * micro <= target
     # ZeRO stages differ only when there is a group to shard over (or states to offload).
     if dp.size and not (base.offload_optimizer or base.offload_params):
-        keep &= ~((dp * base.cp == 1) & (zero > 0))
+        keep &= ~((dp * cp == 1) & (zero > 0))
     n_gpus, zero, recompute, micro, dp = (a[keep] for a in (n_gpus, zero, recompute, micro, dp))
     accum = np.ceil(target / (dp * micro))
     if v > 1:
@@ -245,7 +233,7 @@ def _pair_layouts(
             a[interleavable] for a in (n_gpus, zero, recompute, micro, dp, accum)
         )
     full = np.full(len(dp), 1.0)
-    values = (n_gpus, tp * full, pp * full, dp, zero, recompute, micro, accum, v * full)
+    values = (n_gpus, tp * full, pp * full, cp * full, dp, zero, recompute, micro, accum, v * full)
     layout = dict(zip(LAYOUT_COLUMNS[:-1], values, strict=True))
     if eps == (1,) and base.etp is None:
         return layout

@@ -221,7 +221,7 @@ def _record(gpu: str, layout: dict[str, np.ndarray], figures: dict[str, Any], i:
     micro_batch, accum, dp = (layout[name][i] for name in ("micro_batch_seqs", "n_micro_batches", "dp"))
     return {
         "gpu": gpu,
-        **{name: int(layout[name][i]) for name in ("n_gpus", "tp", "pp")},
+        **{name: int(layout[name][i]) for name in ("n_gpus", "tp", "pp", "cp")},
         "pp_virtual_stages": int(layout["n_virtual_stages"][i]),
         "ep": int(layout["ep"][i]),
         **{name: int(layout[name][i]) for name in ("dp", "zero_stage")},
@@ -237,7 +237,7 @@ def _record(gpu: str, layout: dict[str, np.ndarray], figures: dict[str, Any], i:
 
 OFFLOAD_COLUMNS = ("offload_optimizer", "offload_params")  # layout columns an offload pass varies
 _INT = (
-    "n_gpus", "tp", "pp", "pp_virtual_stages", "ep", "dp", "zero_stage", "micro_batch", "grad_accum",
+    "n_gpus", "tp", "pp", "cp", "pp_virtual_stages", "ep", "dp", "zero_stage", "micro_batch", "grad_accum",
     "global_batch_sequences",
 )  # fmt: skip
 # the frame's figures, in the units of the table of outputs (planner.results.OUTPUTS)
@@ -266,9 +266,9 @@ GENERATION_FIGURES = ("generation_frac",)
 _GENERATION_SCHEMA: dict[str, Any] = {"generation_gpus": pl.Int64, "generation_frac": pl.Float64}
 _SCHEMA: dict[str, Any] = {
     "gpu": pl.String,
-    **dict.fromkeys(_INT[:7], pl.Int64),
+    **dict.fromkeys(_INT[:8], pl.Int64),
     "recompute": pl.String,
-    **dict.fromkeys(_INT[7:], pl.Int64),
+    **dict.fromkeys(_INT[8:], pl.Int64),
     **dict.fromkeys(OFFLOAD_COLUMNS, pl.Boolean),
     **dict.fromkeys(_FLOAT, pl.Float64),
     "fit_verdict": pl.String,  # "fits" or "tight — may run out of memory" (planner.formulas.memory.verdict)

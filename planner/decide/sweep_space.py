@@ -1,6 +1,6 @@
 """A search that obeys: the layout choices a user fixed become the search space, in this one place.
 
-The plan search varies the GPU count, tensor and pipeline parallelism (with its virtual stages), the ZeRO stage, recompute, the
+The plan search varies the GPU count, tensor, context and pipeline parallelism (with its virtual stages), the ZeRO stage, recompute, the
 micro-batch and (when nothing else fits) CPU offload. Whatever the user fixed of these is searched at that value
 only; everything else is free. The CLI fixes the flags typed explicitly (`--tp 1`; `--tp any` frees it), the Plan
 search page its "any"/value choices; both build the space through `obeying_space`, and the fallback passes and
@@ -26,6 +26,7 @@ FSDP_ONLY = "fsdp_only"  # pseudo-field in SearchSpace.fixed: the FSDP-only sear
 SEARCHED_FIELDS = (
     "n_gpus",
     "tp",
+    "cp",
     "pp",
     "pp_virtual_stages",
     "ep",
@@ -39,6 +40,7 @@ SEARCHED_FIELDS = (
 FIELD_WORDS = {
     "n_gpus": "GPU count",
     "tp": "TP",
+    "cp": "CP",
     "pp": "PP",
     "pp_virtual_stages": "virtual stages",
     "ep": "EP",
@@ -84,6 +86,7 @@ def obeying_space(
     dimensions = {
         "n_gpus": "gpu_counts",
         "tp": "tp_degrees",
+        "cp": "cp_degrees",
         "pp": "pp_degrees",
         "pp_virtual_stages": "virtual_stages",
         "ep": "expert_degrees",
@@ -164,16 +167,17 @@ def mode_grid(
     n_layers: float | None,
     n_heads: float | None,
     n_experts: float | None = None,
+    seq_len_tokens: float | None = None,
 ) -> LayoutGrid:
     """The layout grid once per offload pair, the pair as two more layout columns (1.0 on, 0.0 off).
 
     The scenario's own pair alone is the plain grid (the resolved columns already hold its flags)."""
     if modes == ((base.offload_optimizer, base.offload_params),):
-        return layout_grid(base, space, max_gpus, n_layers, n_heads, n_experts)
+        return layout_grid(base, space, max_gpus, n_layers, n_heads, n_experts, seq_len_tokens)
     grids = []
     for optimizer, params in modes:
         on = base.updated(offload_optimizer=optimizer, offload_params=params)
-        grid = layout_grid(on, space, max_gpus, n_layers, n_heads, n_experts)
+        grid = layout_grid(on, space, max_gpus, n_layers, n_heads, n_experts, seq_len_tokens)
         grid = dataclasses.replace(grid, columns=grid.take(_offload_runs(grid, optimizer, params)))
         flags = {"offload_optimizer": float(optimizer), "offload_params": float(params)}
         grids.append((grid, {k: np.full(len(grid), v) for k, v in flags.items()}))

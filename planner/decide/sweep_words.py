@@ -33,7 +33,8 @@ def label(row: Mapping[str, Any]) -> str:
     parts = [f"{row['gpu']} ×{row['n_gpus']}"]
     if row.get("generation_gpus"):  # PPO/GRPO with dedicated generation GPUs (0 or absent: colocated)
         parts[0] += f" training + {row['generation_gpus']} generating"
-    parts += [f"{name} {row[key]}" for name, key in (("TP", "tp"), ("PP", "pp")) if row[key] > 1]
+    pairs = (("TP", "tp"), ("CP", "cp"), ("PP", "pp"))  # a row from before CP was searched has none
+    parts += [f"{name} {row[key]}" for name, key in pairs if row.get(key, 1) > 1]
     if row.get("pp_virtual_stages", 1) > 1:
         parts.append(f"interleaved ×{row['pp_virtual_stages']}")
     if row.get("ep", 1) > 1:

@@ -3,7 +3,7 @@
 Ring collectives over a group of n ranks move, per rank, 2·(n−1)/n of the payload for an all-reduce and
 (n−1)/n for an all-gather or a reduce-scatter (Patarasuk & Yuan 2009; NCCL's nccl-tests "bus bandwidth"
 convention). A group uses the intra-node link when all its ranks sit in one node and the per-GPU inter-node
-bandwidth otherwise. Rank order is Megatron-LM's: tensor-parallel ranks innermost, then context, then data,
+bandwidth otherwise, each at the share NCCL achieves (`planner.formulas.step.links`). Rank order is Megatron-LM's: tensor-parallel ranks innermost, then context, then data,
 then pipeline (`initialize_model_parallel`, order "tp-cp-dp-pp"), so a group of stride k and size n spans
 k·n consecutive ranks.
 
@@ -18,38 +18,18 @@ from dataclasses import replace
 
 import numpy as np
 
-from planner.formulas.step import collectives
+from planner.formulas.step import collectives, links
 from planner.formulas.step.collectives import StepComm, shard_group_ranks
 from planner.formulas.step.compute import Number, as_number
 from planner.formulas.step.moe import NO_MOE, MoeLayout
 from planner.formulas.step.pipeline import data_parallel_rounds
 
 BYTES_PER_GB = 1e9
-# Host-to-GPU copies reach ~88 % of PCIe's theoretical per-direction rate: 55.4 GB/s of 63 on Gen5 x16
-# (8× H200, nvbandwidth; reference/hardware-and-prices.md §3.1).
-PCIE_PRACTICAL_FRAC = 0.88
-
-
-def effective_pcie_gb_per_s(pcie_gb_per_s: Number) -> Number:
-    """Usable PCIe bandwidth per direction: theoretical × the measured 88 % (hardware-and-prices.md §3.1)."""
-    return pcie_gb_per_s * PCIE_PRACTICAL_FRAC
-
-
-def intra_node_link_gb_per_s(intra_node_gb_per_s: Number, pcie_gb_per_s: Number) -> Number:
-    """GPU-to-GPU bandwidth inside a node: NVLink/xGMI when the GPU has it (> 0), otherwise PCIe."""
-    return as_number(
-        np.where(intra_node_gb_per_s > 0, intra_node_gb_per_s, effective_pcie_gb_per_s(pcie_gb_per_s))
-    )
-
-
-def group_link_gb_per_s(
-    group_span: Number, gpus_per_node: Number, intra_link_gb_per_s: Number, inter_node_gb_per_s: Number
-) -> Number:
-    """Bandwidth a collective runs at: the node's link if the group's `group_span` ranks fit in one node.
-
-    A ring that crosses nodes runs at the pace of its slowest hop, the per-GPU network bandwidth.
-    """
-    return as_number(np.where(group_span <= gpus_per_node, intra_link_gb_per_s, inter_node_gb_per_s))
+# Links and their achieved bandwidths live in `links`; the names stay importable from here.
+effective_pcie_gb_per_s = links.effective_pcie_gb_per_s
+intra_node_link_gb_per_s = links.intra_node_link_gb_per_s
+group_link_gb_per_s = links.group_link_gb_per_s
+PCIE_PRACTICAL_FRAC = links.PCIE_PRACTICAL_FRAC
 
 
 def ring_all_reduce_bytes(n_ranks: Number, payload_bytes: Number) -> Number:
@@ -93,10 +73,10 @@ def data_parallel_comm_s(
     The DP group has stride tp·cp, so it spans tp·cp·d ranks.
     """
     shard_ranks = shard_group_ranks(dp, tp_cp, gpus_per_node, hybrid_shard)
-    shard_link = group_link_gb_per_s(
-        tp_cp * shard_ranks, gpus_per_node, intra_link_gb_per_s, inter_node_gb_per_s
-    )
-    full_link = group_link_gb_per_s(tp_cp * dp, gpus_per_node, intra_link_gb_per_s, inter_node_gb_per_s)
+    links_of = (gpus_per_node, intra_link_gb_per_s, inter_node_gb_per_s)
+    shard_link = group_link_gb_per_s(tp_cp * shard_ranks, *links_of)
+    full_link = group_link_gb_per_s(tp_cp * dp, *links_of)
+    replica_link = links.network_gb_per_s(inter_node_gb_per_s)  # the replicas sit in different nodes
 
     reduce_scatters = np.where(zero_stage >= 2, grad_accum, 1.0)
     gathers = 2.0 * grad_accum if zero3_gathers is None else zero3_gathers  # a pipeline gathers once per step
@@ -108,7 +88,7 @@ def data_parallel_comm_s(
     replica_bytes = ring_all_reduce_bytes(
         dp / shard_ranks, reduce_scatters * grad_payload_bytes / shard_ranks
     )
-    sharded_s = seconds(sharded_bytes, shard_link) + seconds(replica_bytes, inter_node_gb_per_s)
+    sharded_s = seconds(sharded_bytes, shard_link) + seconds(replica_bytes, replica_link)
     ddp_s = seconds(ring_all_reduce_bytes(dp, grad_payload_bytes), full_link)
     return as_number(np.where(zero_stage == 0, ddp_s, sharded_s))
 

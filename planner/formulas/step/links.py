@@ -1,0 +1,65 @@
+"""The bandwidth a collective really runs at: which link a group uses, at NCCL's achieved share of its line rate,
+and how many of a node's network cards a group that crosses nodes drives at once.
+
+Bandwidths are per direction in GB/s (1e9 bytes/s), as `data/gpus.csv` and the Scenario's per-GPU network
+bandwidth record them. The achieved shares come from NCCL's maintainers on nccl-tests results:
+- NVLink: "450GB/s is the line rate. With the protocol overhead (~20%) NCCL can get an effective NVLink
+  bandwidth of 370GB/s, which you can observe as BusBw when running non-allreduce operations, or when running
+  with NCCL_ALGO=RING" (S. Jeaugey, NVIDIA/nccl-tests issue "H100 all reduce performance is poor", 2024-05-06):
+  370 / 450 = 0.822 of the line rate, applied to every NVLink/xGMI generation (the protocol, not the wire).
+- Network: "For NDR @ 400Gbps you should see 46-48GB/s per NIC" (D. Addison, NVIDIA/nccl-tests issue
+  "Single-node and multi-node performance of H100 nodes", 2025-03-03): 47 / 50 = 0.94 of the line rate.
+- PCIe: host-to-GPU copies reach ~88 % of the theoretical per-direction rate, 55.4 GB/s of 63 on Gen5 x16
+  (8× H200, nvbandwidth; reference/hardware-and-prices.md §3.1).
+
+One NIC per GPU. A ring that crosses nodes runs at one GPU's card, its per-GPU share of the node's network.
+NCCL can drive every card of a node at once (one ring per NIC), which measures up to the node's whole network
+in nccl-tests; the planner does not count that yet: against the calibration rows it moved multi-node FSDP rows
+(MosaicML llm-foundry, 64-128 H100) from within 7 % to 30 % too fast under source holdout, so the one-card
+figure still stands in for costs of large sharded runs the model does not hold.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from planner.formulas.step.compute import Number, as_number
+
+PCIE_PRACTICAL_FRAC = 0.88
+NVLINK_ACHIEVED_FRAC = 370.0 / 450.0
+NETWORK_ACHIEVED_FRAC = 47.0 / 50.0
+
+
+def effective_pcie_gb_per_s(pcie_gb_per_s: Number) -> Number:
+    """Usable PCIe bandwidth per direction: theoretical × the measured 88 % (hardware-and-prices.md §3.1)."""
+    return pcie_gb_per_s * PCIE_PRACTICAL_FRAC
+
+
+def intra_node_link_gb_per_s(intra_node_gb_per_s: Number, pcie_gb_per_s: Number) -> Number:
+    """GPU-to-GPU bandwidth NCCL reaches inside a node: NVLink/xGMI at its achieved share when the GPU has it
+    (> 0), otherwise PCIe at its practical share."""
+    return as_number(
+        np.where(
+            intra_node_gb_per_s > 0,
+            intra_node_gb_per_s * NVLINK_ACHIEVED_FRAC,
+            effective_pcie_gb_per_s(pcie_gb_per_s),
+        )
+    )
+
+
+def network_gb_per_s(inter_node_gb_per_s: Number) -> Number:
+    """One GPU's network card at the share NCCL reaches (0.94 of the line rate)."""
+    return inter_node_gb_per_s * NETWORK_ACHIEVED_FRAC
+
+
+def group_link_gb_per_s(
+    group_span: Number, gpus_per_node: Number, intra_link_gb_per_s: Number, inter_node_gb_per_s: Number
+) -> Number:
+    """Bandwidth a collective runs at: the node's link if the group's `group_span` ranks fit in one node.
+
+    A ring that crosses nodes runs at the pace of its slowest hop: one GPU's network card at its achieved rate
+    (`network_gb_per_s`), or the node's own link where that is slower (a PCIe node beside a fast network: the
+    ring still passes GPU to GPU inside each node). `intra_link_gb_per_s` is already at its achieved share.
+    """
+    across = np.minimum(network_gb_per_s(inter_node_gb_per_s), intra_link_gb_per_s)
+    return as_number(np.where(group_span <= gpus_per_node, intra_link_gb_per_s, across))

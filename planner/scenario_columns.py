@@ -124,7 +124,7 @@ def layout_columns(s: Scenario) -> LayoutColumns:
         offload_activations=float(s.offload_activations),
         optimizer_in_backward=float(s.optimizer_in_backward),
         dropout=float(s.dropout),
-        overhead_bytes=s.overhead_gib * GIB_BYTES,
+        overhead_bytes=np.nan if s.overhead_gib is None else s.overhead_gib * GIB_BYTES,
         fragmentation_frac=s.fragmentation_frac,
         inter_node_gb_per_s=s.inter_node_gb_per_s,
         overlap_frac=s.overlap_frac,

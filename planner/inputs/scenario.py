@@ -126,7 +126,9 @@ class Scenario(BaseModel):
     dropout: bool = Field(
         False, description="dropout on (its masks are stored); fine-tuning usually runs without"
     )
-    overhead_gib: float = Field(2.0, ge=0, le=1000, description="CUDA context + workspaces per GPU")
+    overhead_gib: float | None = Field(
+        None, ge=0, le=1000, description="CUDA context, workspaces; empty = modelled"
+    )
     fragmentation_frac: float = Field(0.10, ge=0, le=1, description="allocator slack over allocated bytes")
 
     # --- cost --------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from planner.formulas.memory.activations import (
     select,
     stack_activation_bytes,
 )
+from planner.formulas.memory.device_overhead import overhead_bytes
 from planner.formulas.memory.eager import eager_layer_bytes
 from planner.formulas.memory.loading import loading_peak_bytes
 from planner.formulas.memory.memory_inputs import GIB, MemoryBreakdown, MemoryInputs
@@ -220,7 +221,7 @@ def memory_per_gpu(p: MemoryInputs) -> MemoryBreakdown:
     phase = select(is_last, last_step > last_fb, first_step > first_fb)
     fragmentation = p.fragmentation_frac * allocated
     reserved = allocated + fragmentation
-    overhead = p.overhead_bytes + 0.0 * allocated
+    overhead = overhead_bytes(p) + 0.0 * allocated  # device_overhead: stated, or modelled from the layout
     peak, training_phase = reserved + overhead, phase
     loading = loading_peak_bytes(p)
     if np.ndim(loading) or loading > 0:  # loaded sharded (a scalar 0): the plan search skips this work
@@ -285,7 +286,7 @@ def max_micro_batch(p: MemoryInputs, vram_bytes) -> FloatOrArray:
     step. b = floor((budget − C − G_kept)/A), provided the b-free terms fit; the minimum over both stages.
     A loading peak (`planner.formulas.memory.loading`) does not depend on b: when it does not fit, nothing does.
     """
-    budget = (vram_bytes - p.overhead_bytes) / (1.0 + p.fragmentation_frac)
+    budget = (vram_bytes - overhead_bytes(p)) / (1.0 + p.fragmentation_frac)
     one = replace(p, micro_batch=1.0)
     best: FloatOrArray = np.inf
     for t in _both_stages(one):

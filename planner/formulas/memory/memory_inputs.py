@@ -104,6 +104,10 @@ class MemoryInputs:
     etp: FloatOrArray = 0.0  # expert tensor-parallel degree; 0 = follows tp (planner.formulas.step.moe)
     # model loading: 1 = the whole model on each GPU before sharding (planner.formulas.memory.loading)
     full_model_load: FloatOrArray = 0.0
+    # reserved grows by this share of activations + logits: varying sequence lengths (formulas.memory.allocator)
+    allocator_growth_frac: FloatOrArray = 0.0
+    # cached fp8 weight + transpose per layer matmul parameter, Transformer Engine (formulas.memory.fp8_state)
+    fp8_cache_bytes_per_param: FloatOrArray = 0.0
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,8 @@ def layer_parameters(p: MemoryInputs) -> dict[str, FloatOrArray]:
     """Per-layer parameters on one tensor-parallel rank: trainable count and weight bytes, and the bytes per
     parameter of the (frozen or trainable) embedding and head.
 
+    Transformer Engine's cached fp8 weight and transpose (`planner.formulas.memory.fp8_state`) count with the
+    layer's weight bytes: they live as long as the weights, split like them over tensor-parallel ranks.
     The routed experts (and their adapters) are kept apart as `expert_trainable` / `expert_weight_bytes`,
     before expert parallelism spreads them (`state_factors`); 0 for a dense model.
     """
@@ -85,10 +87,13 @@ def layer_parameters(p: MemoryInputs) -> dict[str, FloatOrArray]:
             full, 0.0, expert * p.frozen_weight_bytes
         )
     trainable = select(full, dense, adapters)
+    fp8_cache = select(full, dense * p.fp8_cache_bytes_per_param, 0.0)  # full fine-tuning only (`fp8_state`)
     return {
         "full": full,
         "trainable": trainable,
-        "weight_bytes": trainable * p.weight_bytes + select(full, 0.0, dense * p.frozen_weight_bytes),
+        "weight_bytes": trainable * p.weight_bytes
+        + select(full, 0.0, dense * p.frozen_weight_bytes)
+        + fp8_cache,
         "expert_trainable": expert_trainable,
         "expert_weight_bytes": expert_weight_bytes,
         "edge_bytes_per_param": select(full, p.weight_bytes, p.frozen_other_weight_bytes),

@@ -108,8 +108,7 @@ class LayoutColumns:
     fragmentation_frac: Column  # caching-allocator slack over allocated bytes
     inter_node_gb_per_s: Column  # per GPU, across nodes
     overlap_frac: Column  # share of data-parallel communication hidden behind compute
-    # pipeline schedule: model chunks per GPU, 1 = plain 1F1B, > 1 interleaved 1F1B
-    n_virtual_stages: Column
+    n_virtual_stages: Column  # pipeline schedule: model chunks per GPU, 1 = plain 1F1B, > 1 interleaved 1F1B
     host_memory_gb_per_s: Column  # per node, what a CPU optimizer step streams through (offload)
     lora_rank: Column  # adapter rank (read only for LoRA and QLoRA)
     lora_all_linear: Column  # flag: the MLP matrices are adapted too
@@ -125,6 +124,8 @@ class LayoutColumns:
     etp: Column = 0.0  # expert tensor parallelism: experts split over etp; 0 = follows tp
     full_model_load: Column = 0.0  # flag: the whole model on each GPU before sharding
     tp_comm_overlap: Column = 0.0  # flag: tensor-parallel collectives hide under the GEMMs (else exposed)
+    allocator_growth_frac: Column = 0.0  # reserved growth over activations (formulas/memory/allocator.py)
+    fp8_cache_bytes_per_param: Column = 0.0  # cached fp8 weights per layer matmul parameter (fp8_state.py)
 
 
 @dataclass(frozen=True)
@@ -261,7 +262,7 @@ SAME_NAMED_LAYOUT = (
     "fused_cross_entropy", "dropout", "offload_optimizer", "offload_params", "offload_activations",
     "optimizer_in_backward", "overhead_bytes", "fragmentation_frac", "n_virtual_stages", "lora_rank",
     "lora_all_linear", "lora_dropout", "fp32_grad_buffers", "optimizer_foreach", "ep", "etp",
-    "full_model_load", "hf_eager_code",
+    "full_model_load", "hf_eager_code", "allocator_growth_frac", "fp8_cache_bytes_per_param",
 )  # fmt: skip
 
 

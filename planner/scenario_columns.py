@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from planner.columns import EnergyColumns, LayoutColumns, ModelColumns, RecipeColumns, WorkloadColumns
+from planner.formulas.memory.allocator import growth_frac
+from planner.formulas.memory.fp8_state import fp8_cache_bytes_per_param
 from planner.formulas.memory.recipes import PAGED_OPTIMIZERS, Method, Recompute, recipe_bytes_per_param
 from planner.formulas.units import GIB_BYTES, SECONDS_PER_MINUTE
 from planner.inputs.comm_inputs import REDUCE_DTYPE_BYTES
@@ -124,7 +126,7 @@ def layout_columns(s: Scenario) -> LayoutColumns:
         offload_activations=float(s.offload_activations),
         optimizer_in_backward=float(s.optimizer_in_backward),
         dropout=float(s.dropout),
-        overhead_bytes=s.overhead_gib * GIB_BYTES,
+        overhead_bytes=np.nan if s.overhead_gib is None else s.overhead_gib * GIB_BYTES,
         fragmentation_frac=s.fragmentation_frac,
         inter_node_gb_per_s=s.inter_node_gb_per_s,
         overlap_frac=s.overlap_frac,
@@ -143,6 +145,8 @@ def layout_columns(s: Scenario) -> LayoutColumns:
         tp_comm_overlap=float(s.tp_comm_overlap),
         etp=float(s.etp or 0),  # 0: follows tp, also where the plan search varies tp
         full_model_load=float(s.model_loading == "full_on_gpu"),
+        allocator_growth_frac=growth_frac(s.seq_len_spread_frac, s.expandable_segments),
+        fp8_cache_bytes_per_param=fp8_cache_bytes_per_param(s.precision, s.fp8_weight_cache),
     )
 
 

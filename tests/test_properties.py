@@ -382,7 +382,12 @@ def test_more_data_parallel_gpus_never_raise_per_gpu_memory(pair: tuple[Scenario
     assert few.global_batch_tokens == pytest.approx(many.global_batch_tokens, rel=1e-12)
     assert many.model_state_gib_per_device <= few.model_state_gib_per_device * (1 + 1e-9)
     assert few.peak_gib_per_device is not None and many.peak_gib_per_device is not None
-    assert many.peak_gib_per_device <= few.peak_gib_per_device * (1 + 1e-9)
+    # the one term allowed to grow: the NCCL communicator a first data-parallel group opens (256 MiB,
+    # planner/formulas/memory/device_overhead.py), outside the tensors
+    assert many.overhead_gib - few.overhead_gib <= 0.25 + 1e-9
+    assert many.peak_gib_per_device - many.overhead_gib <= (few.peak_gib_per_device - few.overhead_gib) * (
+        1 + 1e-9
+    )
     if narrow.pp == 1:
         # With pipeline stages the components shown are those of the stage at the peak, and which stage
         # peaks can change with the accumulation steps (1F1B keeps min(grad_accum, pp) micro-batches on the

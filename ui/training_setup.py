@@ -287,5 +287,11 @@ def _memory_inputs() -> None:
         "torchtitan/torchtune meta-device init, DeepSpeed zero.Init, accelerate's fsdp_cpu_ram_efficient_loading "
         "or FSDP with device_id on a CPU model; loading then stays below the training peak.",
     )
-    number_entry("Framework overhead per GPU (GiB)", "overhead_gib")
+    number_entry(
+        "Framework overhead per GPU (GiB)",
+        "overhead_gib",
+        placeholder="modelled: CUDA context, cuBLAS, NCCL",
+        help="Empty: 0.75 GiB CUDA context + 2 × 32 MiB cuBLAS workspaces + 256 MiB NCCL buffers per parallel "
+        "group spanning several GPUs. A number replaces that figure.",
+    )
     number_entry("Allocator fragmentation (share)", "fragmentation_frac")

@@ -15,6 +15,7 @@ from planner.inputs import comm_inputs as ci
 from planner.inputs import goodput_defaults as gp
 from planner.inputs import host_inputs as hi
 from planner.inputs import loading_inputs as ld
+from planner.inputs import memory_tail_inputs as mt
 from planner.inputs import moe_inputs as moe
 from planner.inputs import multimodal_inputs as mm
 from planner.inputs import post_training as pt
@@ -126,7 +127,9 @@ class Scenario(BaseModel):
     dropout: bool = Field(
         False, description="dropout on (its masks are stored); fine-tuning usually runs without"
     )
-    overhead_gib: float = Field(2.0, ge=0, le=1000, description="CUDA context + workspaces per GPU")
+    overhead_gib: float | None = Field(
+        None, ge=0, le=1000, description="CUDA context, workspaces; empty = modelled"
+    )
     fragmentation_frac: float = Field(0.10, ge=0, le=1, description="allocator slack over allocated bytes")
 
     # --- cost --------------------------------------------------------------------------------------
@@ -157,19 +160,12 @@ class Scenario(BaseModel):
     checkpoint_write_s: float | None = Field(**gp.FIELDS["checkpoint_write_s"])
     restart_min: float = Field(**gp.FIELDS["restart_min"])
     # --- memory tails (planner/formulas/memory/activations.py, model_states.py) -------------
-    # Off by default: torchtune's LoRA recipes run lora_dropout 0.0; PEFT's examples use 0.1.
-    lora_dropout: bool = Field(
-        False, description="LoRA adapters run dropout (each keeps a dropped copy of its input and a mask)"
-    )
-    # Off by default (the previous figures); on for Megatron-LM bf16 runs and DeepSpeed's bf16 optimizer.
-    fp32_grad_buffers: bool = Field(
-        False, description="gradients kept in fp32 buffers for the whole step (Megatron main_grad)"
-    )
-    # Off by default: torchtitan, torchtune and DeepSpeed step with fused kernels that update in place; on for
-    # plain torch.optim with foreach/fused unset, which picks foreach on CUDA (torch/optim/optimizer.py).
-    optimizer_foreach: bool = Field(
-        False, description="torch.optim's foreach step: one parameter-sized temporary during the update"
-    )
+    lora_dropout: bool = Field(**mt.FIELDS["lora_dropout"])  # sources: memory_tail_inputs
+    fp32_grad_buffers: bool = Field(**mt.FIELDS["fp32_grad_buffers"])
+    optimizer_foreach: bool = Field(**mt.FIELDS["optimizer_foreach"])
+    fp8_weight_cache: bool = Field(**mt.FIELDS["fp8_weight_cache"])
+    seq_len_spread_frac: float = Field(**mt.FIELDS["seq_len_spread_frac"])
+    expandable_segments: bool = Field(**mt.FIELDS["expandable_segments"])
     hf_eager_code: bool = Field(**hi.FIELDS["hf_eager_code"])
     # --- clocks and power caps (planner/formulas/energy/power_cap.py): 10 W-100 kW is a sanity bound
     # (the GPU catalogue's tdp_w ceiling); the range against the GPU's TDP needs the catalogue: planner.resolve.

@@ -84,7 +84,7 @@ def trainer_phases(c: Columns, breakdown: MemoryBreakdown, inputs: MemoryInputs)
         engine=0.0,
         engine_sleeps=p.generation_sleeps,
         fragmentation_frac=lay.fragmentation_frac,
-        overhead=lay.overhead_bytes,
+        overhead=breakdown.overhead_bytes,  # stated, or modelled from the layout (device_overhead)
     )
     return phases, reference, reward
 
@@ -105,7 +105,7 @@ def memory_outputs(
     c: Columns, out: Outputs, trainer: Trainer, rollouts: Outputs, host_reference: Any
 ) -> Outputs:
     """The post-training memory figures: each phase's device bytes and the peak among them."""
-    p, lay = c.post, c.layout
+    p = c.post
     kept, reference, reward = trainer
     colocated = (np.asarray(p.online) > 0) & (np.asarray(p.n_generation_gpus) == 0)
     phases = replace(
@@ -131,7 +131,7 @@ def memory_outputs(
         "peak_bytes": peak,
         "allocated_peak_bytes": np.where(shaped, allocated, np.nan),
         # the engine's pool is one block, so the caching allocator's slack is over the trainer's bytes only
-        "reserved_peak_bytes": np.where(shaped, running - lay.overhead_bytes, np.nan),
+        "reserved_peak_bytes": np.where(shaped, running - kept.overhead, np.nan),
         "peak_phase": np.where(
             loading > running,
             PHASE_LOADING,

@@ -4,7 +4,7 @@ The trace counts what `torch.cuda.max_memory_allocated` would show. What the all
 on top (its slack, the CUDA context, library workspaces and communicator buffers) are not tensors and cannot
 be traced: they come from the planner's statistic model, the same rule `planner.formulas.memory.peak`
 applies to the formulas' allocated peak (reserved = allocated x (1 + fragmentation); device total =
-reserved + overhead, with the plan's `fragmentation_frac` and `overhead_gib`).
+reserved + overhead, with the plan's `fragmentation_frac` and the formulas' overhead: stated or modelled).
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def trace_plan(scenario: Scenario, cats: Catalogs) -> TraceReport:
         traced_peak_phase=peak_phase,
         traced_phase_peak_gib={name: phases[name] / GIB_BYTES for name in PHASES},
         traced_reserved_peak_gib=reserved / GIB_BYTES,
-        traced_device_total_gib=reserved / GIB_BYTES + scenario.overhead_gib,
+        traced_device_total_gib=(reserved + out["overhead_bytes"]) / GIB_BYTES,
         formula_allocated_peak_gib=formula / GIB_BYTES,
         formula_peak_phase=_FORMULA_PHASES.get(int(out["training_peak_phase"]), PEAK_PHASE_NAMES[0]),
         formula_vs_trace_frac=formula / traced - 1.0,

@@ -26,6 +26,7 @@ from dataclasses import replace
 import numpy as np
 
 from planner.formulas.memory.activations import FloatOrArray
+from planner.formulas.memory.device_overhead import overhead_bytes
 from planner.formulas.memory.memory_inputs import MemoryInputs
 from planner.formulas.memory.model_states import layer_parameters, override_scale, stage_model_states
 
@@ -48,4 +49,4 @@ def loading_peak_bytes(p: MemoryInputs) -> FloatOrArray:
     weights = stage_model_states(whole, 1.0, 1.0)["weights"]
     layer = layer_parameters(whole)
     one_layer = override_scale(whole) * (layer["weight_bytes"] + layer["expert_weight_bytes"])
-    return np.where(loads_whole, weights + one_layer + p.overhead_bytes, 0.0)
+    return np.where(loads_whole, weights + one_layer + overhead_bytes(p), 0.0)

@@ -13,16 +13,14 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from planner.formulas.memory.activations import FloatOrArray
-from planner.formulas.units import GIB_BYTES as GIB
+from planner.formulas.units import GIB_BYTES as GIB  # noqa: F401  (imported from here by the memory modules)
 
 # The three statistics (planner.formulas.memory.verdict reports them): allocated (the tensors alive at the worst
 # moment), reserved = allocated × (1 + fragmentation), device total = reserved + overhead (+ the loading peak).
-# CUDA context, cuBLAS/NCCL workspaces and communication buffers outside PyTorch's caching allocator: the
-# seed's 2 GiB (Scenario.overhead_gib). nvidia-smi shows it on top of the allocator's reserved memory. Measured
-# on one H200 without a communicator: 0.75 GiB (cudaMemGetInfo less max_memory_reserved; CUDA context and cuBLAS
-# workspaces; data/microbench/README.md); NCCL's communicators add their buffers on multi-GPU runs, for which no
-# measurement is in the project yet, so the default stays at 2 GiB, over the single-GPU figure.
-DEFAULT_OVERHEAD_BYTES = 2.0 * GIB
+# CUDA context, cuBLAS workspaces and NCCL communicator buffers, outside the tensors (nvidia-smi shows them on top
+# of the allocator's reserved memory): NaN asks `planner.formulas.memory.device_overhead` to model them from the
+# layout (0.81 GiB on one GPU, + 0.25 GiB per communicator); Scenario.overhead_gib states a figure instead.
+DEFAULT_OVERHEAD_BYTES = float("nan")
 # Caching-allocator slack, reserved over allocated (Scenario.fragmentation_frac). PyTorch's allocator
 # (c10/cuda/CUDACachingAllocator.cpp at pytorch eb42ad6e) rounds every request to 512 B (kMinBlockSize), packs
 # requests up to 1 MiB into 2 MiB segments (kSmallBuffer), serves 1-10 MiB requests from 20 MiB segments
@@ -106,6 +104,10 @@ class MemoryInputs:
     etp: FloatOrArray = 0.0  # expert tensor-parallel degree; 0 = follows tp (planner.formulas.step.moe)
     # model loading: 1 = the whole model on each GPU before sharding (planner.formulas.memory.loading)
     full_model_load: FloatOrArray = 0.0
+    # reserved grows by this share of activations + logits: varying sequence lengths (formulas.memory.allocator)
+    allocator_growth_frac: FloatOrArray = 0.0
+    # cached fp8 weight + transpose per layer matmul parameter, Transformer Engine (formulas.memory.fp8_state)
+    fp8_cache_bytes_per_param: FloatOrArray = 0.0
 
 
 @dataclass(frozen=True)

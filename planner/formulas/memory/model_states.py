@@ -68,6 +68,8 @@ def layer_parameters(p: MemoryInputs) -> dict[str, FloatOrArray]:
     """Per-layer parameters on one tensor-parallel rank: trainable count and weight bytes, and the bytes per
     parameter of the (frozen or trainable) embedding and head.
 
+    Transformer Engine's cached fp8 weight and transpose (`planner.formulas.memory.fp8_state`) count with the
+    layer's weight bytes: they live as long as the weights, split like them over tensor-parallel ranks.
     The routed experts (and their adapters) are kept apart as `expert_trainable` / `expert_weight_bytes`,
     before expert parallelism spreads them (`state_factors`); 0 for a dense model.
     """
@@ -85,10 +87,13 @@ def layer_parameters(p: MemoryInputs) -> dict[str, FloatOrArray]:
             full, 0.0, expert * p.frozen_weight_bytes
         )
     trainable = select(full, dense, adapters)
+    fp8_cache = select(full, dense * p.fp8_cache_bytes_per_param, 0.0)  # full fine-tuning only (`fp8_state`)
     return {
         "full": full,
         "trainable": trainable,
-        "weight_bytes": trainable * p.weight_bytes + select(full, 0.0, dense * p.frozen_weight_bytes),
+        "weight_bytes": trainable * p.weight_bytes
+        + select(full, 0.0, dense * p.frozen_weight_bytes)
+        + fp8_cache,
         "expert_trainable": expert_trainable,
         "expert_weight_bytes": expert_weight_bytes,
         "edge_bytes_per_param": select(full, p.weight_bytes, p.frozen_other_weight_bytes),
@@ -170,6 +175,11 @@ def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
     gradients, 4 B per trainable parameter over the optimizer shards (DeepSpeed's fp32 gradient partition,
     the difference between its 2 + 18/N ZeRO-2 estimate and the ZeRO paper's 2 + 16/N; peers.md §3.4).
     torch.optim's foreach step adds one temporary the size of the parameters it updates (`_foreach_temp_bytes`).
+    With `fp32_grad_buffers` there is no such copy: Megatron's distributed optimizer (ZeRO-1) hands the optimizer
+    a view of its fp32 main_grad buffer, `shard_main_param.grad = shard_model_grad.float()`, and `.float()` of an
+    fp32 tensor is the tensor itself (megatron/core/optimizer/distrib_optimizer.py at NVIDIA/Megatron-LM
+    d08b402b6e74e733c0bcac6a5e3b8ec548a8e5ab, `_copy_model_grads_to_main_grads`); the buffer stays whole on
+    every rank (reduce-scatter in place) while the master copy and Adam states are sharded over dp·cp.
 
     Routed experts (`expert_*` factors): a rank holds 1/e of them, e = `expert_split` (ep at etp = tp), and
     ZeRO shards those over the expert data-parallel group (shard / e ranks), so a component that ZeRO splits d
@@ -181,7 +191,8 @@ def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
     stage = np.asarray(p.zero_stage)
     piped = np.asarray(p.pp) > 1
     has_master = np.asarray(p.master_bytes) > 0
-    accumulates = piped | (np.asarray(p.grad_accum) > 1) | (np.asarray(p.fp32_grad_buffers) > 0)
+    fp32_buffers = np.asarray(p.fp32_grad_buffers) > 0
+    accumulates = piped | (np.asarray(p.grad_accum) > 1) | fp32_buffers
     grad_bytes = select(accumulates & has_master, FP32_BYTES, p.grad_bytes)
     gathers = (stage >= 3) & ((shard > 1) | (np.asarray(p.offload_params) > 0))
     sharded = {"weights": stage >= 3, "grads": (stage >= 2) & ~piped, "optimizer": stage >= 1}
@@ -191,7 +202,7 @@ def state_factors(p: MemoryInputs) -> dict[str, FloatOrArray]:
         "grads": grad_bytes,
         "optimizer": p.optimizer_bytes,
         "master": p.master_bytes,
-        "step_temp": select(has_master, FP32_BYTES, 0.0) + _foreach_temp_bytes(p, has_master),
+        "step_temp": select(has_master & ~fp32_buffers, FP32_BYTES, 0.0) + _foreach_temp_bytes(p, has_master),
     }
     factors = {"scale": scale, "unit_grads": scale * p.grad_bytes, "gathers": gathers, "piped": piped}
     experts = has_experts(p)

@@ -11,7 +11,7 @@ is the larger of two phases (peers.md §5.5; llm-analysis's peak, §3.1):
   step (its CUDA default when no implementation is named) adds one parameter-sized temporary.
 The reported pipeline stage is the worse of the first (embedding; min(micro-batches, pp) micro-batches in
 flight under 1F1B, more when interleaved: `planner.formulas.step.pipeline`) and the last (head and logits); with
-pp = 1 they are the same GPU. On top of the allocated peak: reserved = allocated × (1 + fragmentation) and device memory = reserved + overhead.
+pp = 1 they are the same GPU. On top of the allocated peak: reserved = allocated + slack (`allocator`) and device memory = reserved + overhead.
 The device peak is the larger of that training peak and the loading peak (code 3; `planner.formulas.memory.loading`:
 the whole model on each GPU before sharding, 0 when it loads sharded); the allocated and reserved figures stay
 the training step's, what a run measures after `torch.cuda.reset_peak_memory_stats` or over its steps.
@@ -33,6 +33,8 @@ from planner.formulas.memory.activations import (
     select,
     stack_activation_bytes,
 )
+from planner.formulas.memory.allocator import allocator_slack_bytes
+from planner.formulas.memory.device_overhead import overhead_bytes
 from planner.formulas.memory.eager import eager_layer_bytes
 from planner.formulas.memory.loading import loading_peak_bytes
 from planner.formulas.memory.memory_inputs import GIB, MemoryBreakdown, MemoryInputs
@@ -218,9 +220,9 @@ def memory_per_gpu(p: MemoryInputs) -> MemoryBreakdown:
     }
     allocated = np.maximum(first_peak, last_peak)
     phase = select(is_last, last_step > last_fb, first_step > first_fb)
-    fragmentation = p.fragmentation_frac * allocated
+    fragmentation = allocator_slack_bytes(p, allocated, _transient(terms))
     reserved = allocated + fragmentation
-    overhead = p.overhead_bytes + 0.0 * allocated
+    overhead = overhead_bytes(p) + 0.0 * allocated  # device_overhead: stated, or modelled from the layout
     peak, training_phase = reserved + overhead, phase
     loading = loading_peak_bytes(p)
     if np.ndim(loading) or loading > 0:  # loaded sharded (a scalar 0): the plan search skips this work
@@ -285,13 +287,13 @@ def max_micro_batch(p: MemoryInputs, vram_bytes) -> FloatOrArray:
     step. b = floor((budget − C − G_kept)/A), provided the b-free terms fit; the minimum over both stages.
     A loading peak (`planner.formulas.memory.loading`) does not depend on b: when it does not fit, nothing does.
     """
-    budget = (vram_bytes - p.overhead_bytes) / (1.0 + p.fragmentation_frac)
+    budget = (vram_bytes - overhead_bytes(p)) / (1.0 + p.fragmentation_frac)
     one = replace(p, micro_batch=1.0)
     best: FloatOrArray = np.inf
     for t in _both_stages(one):
         states = t["weights"] + t["optimizer"] + t["master"]
         fixed = states + t["prefetch"] + select(_keeps_gradients(p), t["grads"], 0.0)
-        per_sequence = _transient(t)
+        per_sequence = _transient(t) * (1.0 + p.allocator_growth_frac / (1.0 + p.fragmentation_frac))
         largest = np.floor((budget - fixed) / per_sequence)
         fits_without_b = states + t["grads"] + np.maximum(t["prefetch"], t["step_temp"]) <= budget
         best = np.minimum(best, select(fits_without_b, np.maximum(largest, 0.0), 0.0))

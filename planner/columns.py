@@ -63,6 +63,7 @@ class ModelColumns:
     # what generation caches per token and layer: 2·g·d keys and values, MLA's latent + rotary key (r_kv + d_r);
     # read by the rollouts' KV cache (planner.formulas.post_training.generation.kv_cache_bytes_per_token)
     n_kv_elements_per_token_layer: Column = 0.0
+    gemma_block: Column = 0.0  # flag: Gemma 2 layer, 4 fp32 norms, soft-capped scores (memory/eager.py)
 
 
 @dataclass(frozen=True)
@@ -294,6 +295,6 @@ def memory_inputs(c: Columns) -> MemoryInputs:
         activation_bytes=r.activation_bytes_per_element,
         bytes_per_param=r.state_bytes_per_param,
         gpus_per_node=lay.n_gpus_per_node,
-        **{name: getattr(m, name) for name in ("n_expert_params", "n_expert_adapter_params")},
+        **{name: getattr(m, name) for name in ("n_expert_params", "n_expert_adapter_params", "gemma_block")},
         **{name: getattr(lay, name) for name in SAME_NAMED_LAYOUT},
     )

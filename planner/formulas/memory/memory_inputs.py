@@ -99,6 +99,7 @@ class MemoryInputs:
     optimizer_foreach: FloatOrArray = 0.0
     # 1: Hugging Face transformers / PEFT eager code keeps more for backward (planner.formulas.memory.eager)
     hf_eager_code: FloatOrArray = 0.0
+    gemma_block: FloatOrArray = 0.0  # 1: Gemma 2's layer (four norms, soft-capped scores; memory/eager.py)
     # expert parallelism: routed experts' weights and adapters, spread over ep GPUs
     n_expert_params: FloatOrArray = 0.0
     n_expert_adapter_params: FloatOrArray = 0.0

@@ -26,7 +26,7 @@ from typing import Any, Final, TypeVar
 
 import numpy as np
 
-from planner.formulas.memory.memory_inputs import MemoryInputs
+from planner.formulas.memory.memory_inputs import SAME_NAMED_MODEL, MemoryInputs
 from planner.multimodal.group import TEXT_ONLY, MultimodalColumns
 from planner.post.group import Column, PostTrainingColumns
 
@@ -60,9 +60,10 @@ class ModelColumns:
     n_experts: Column = 0.0  # routed experts per MoE layer
     expert_ffn_hidden_size: Column = 0.0  # one routed expert's MLP width
     n_routed_active_params: Column = 0.0  # top-k routed experts' matmul weights a token runs, all layers
-    # what generation caches per token and layer: 2·g·d keys and values, MLA's latent + rotary key (r_kv + d_r);
-    # read by the rollouts' KV cache (planner.formulas.post_training.generation.kv_cache_bytes_per_token)
+    # generation's KV cache per token and layer: 2·g·d, MLA's r_kv + d_r (post_training.generation.kv_cache)
     n_kv_elements_per_token_layer: Column = 0.0
+    gemma_block: Column = 0.0  # flag: Gemma 2's layer keeps more under eager code (memory/eager.py)
+    qk_norm: Column = 0.0  # flag: norms on the query and key heads (Qwen3; memory/eager.py)
 
 
 @dataclass(frozen=True)
@@ -295,6 +296,6 @@ def memory_inputs(c: Columns) -> MemoryInputs:
         activation_bytes=r.activation_bytes_per_element,
         bytes_per_param=r.state_bytes_per_param,
         gpus_per_node=lay.n_gpus_per_node,
-        **{name: getattr(m, name) for name in ("n_expert_params", "n_expert_adapter_params")},
+        **{name: getattr(m, name) for name in SAME_NAMED_MODEL},
         **{name: getattr(lay, name) for name in SAME_NAMED_LAYOUT},
     )

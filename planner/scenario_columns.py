@@ -86,6 +86,8 @@ def model_columns(s: Scenario, shape: ModelShape | None) -> tuple[ModelColumns, 
         expert_ffn_hidden_size=float(expert_ffn if shape.is_moe else 0),
         n_routed_active_params=float(routed_active_matmul_params(shape)),
         n_kv_elements_per_token_layer=kv_elements_per_token_layer(shape),
+        gemma_block=float(shape.family == "gemma2"),
+        qk_norm=float(shape.family in ("qwen3", "qwen3_moe")),  # transformers' Qwen3Attention q_norm, k_norm
     ), counts
 
 

@@ -26,6 +26,8 @@ FLAGS = {
     "lora_dropout",
     "fp32_grad_buffers",
     "optimizer_foreach",
+    "gemma_block",  # Gemma 2's layer keeps more under eager code (formulas/memory/eager.py)
+    "qk_norm",  # Qwen3's query/key norms keep fp32 copies under eager code (formulas/memory/eager.py)
     "hf_eager_code",  # Hugging Face eager code's extra saved tensors (formulas/memory/eager.py)
     "full_model_load",  # model loading: model_loading "full_on_gpu"
     "overlap_windows",  # communication: overlap_model "windows"

@@ -37,6 +37,7 @@ def traced_step(s: Scenario, shape: ModelShape, seq_len: int) -> Traced:
         optimizer=s.optimizer,
         foreach=s.optimizer_foreach,
         sharded=s.n_gpus > 1,
+        autocast=master and s.method == "lora",  # fp32 adapters, 16-bit base (planner.trace.step)
     )
     with warnings.catch_warnings():  # transformers' deprecation notes: the library never prints
         warnings.simplefilter("ignore")

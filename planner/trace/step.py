@@ -5,7 +5,11 @@ The step follows the plan's recipe the way the planner's formulas describe it
 16-bit weights and gradients, the optimizer holds fp32 master weights and its states, and the update reads an
 fp32 copy of the gradients (DeepSpeed's and Megatron-LM's mixed-precision optimizers do exactly this);
 without one (pure bf16, fp32) the optimizer steps the model's own parameters. LoRA adapters stay fp32, as
-PEFT keeps them, and are stepped directly. Optimizer states exist before the traced step (one warm-up update
+PEFT keeps them, and are stepped directly; under mixed precision the forward and the loss run in
+torch.autocast, as the Hugging Face Trainer runs `bf16=True` (accelerate wraps the model's forward in
+autocast), so each adapter's matmul keeps a 16-bit cast of its fp32 input; a pure 16-bit plan runs without
+it and keeps the fp32 copy (planner/formulas/memory/eager.py). The CPU autocast stands in for the CUDA one
+on fake CPU tensors: both run matrix products in 16 bits and the loss in fp32. Optimizer states exist before the traced step (one warm-up update
 with zero gradients creates them), as in every step after the first. torch.optim runs its foreach
 implementation when the plan says so (the CUDA default when neither `foreach` nor `fused` is given,
 torch/optim/optimizer.py `_default_to_fused_or_foreach`), its fused one otherwise (in place, as the fused
@@ -42,6 +46,7 @@ class StepPlan:
     sharded: bool = (
         False  # FSDP2 parameters (its optimizer phase comes from the formulas: planner.trace.sharded)
     )
+    autocast: bool = False  # forward and loss under bf16 autocast (mixed precision of fp32 adapters)
 
 
 def module_label(name: str) -> str:
@@ -100,7 +105,8 @@ def run_step(model: nn.Module, plan: StepPlan, tracker: StorageTracker) -> None:
         ids = torch.randint(0, plan.vocab, (plan.micro_batch, plan.seq_len))
         tracker.label = "inputs"
         tracker.start_phase("forward")
-        loss = model(input_ids=ids, labels=ids).loss
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=plan.autocast):
+            loss = model(input_ids=ids, labels=ids).loss
         tracker.start_phase("backward")
         tracker.label = BACKWARD_LABEL
         loss.backward()

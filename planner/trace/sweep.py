@@ -6,6 +6,8 @@ the MLP width over the hidden width, and the vocabulary scaled by the same facto
 (width x depth), so the logits weigh against the layers about as they do in the full model. Then every
 recipe (full, LoRA; no, full and op-level recompute), three micro-batch x sequence-length points, and for
 full training AdamW fused, AdamW foreach and SGD in turn, with gradient accumulation on every fourth plan;
+every other LoRA plan in pure bf16 (PEFT's fp32 adapters then keep fp32 copies of their inputs), the others in
+mixed precision (autocast: 16-bit copies; planner.trace.step);
 then each model's full and LoRA plan at micro-batch 2 x 512 again on 2 and 8 GPUs under FSDP2 (24 plans).
 Gemma 2 runs with flash attention off (transformers has no SDPA path for its soft-capped attention).
 Each trace takes well under a second. `scripts/trace_sweep.py` writes the table of docs/trace-vs-formula.md;
@@ -78,6 +80,7 @@ def sweep_scenarios(cats: Catalogs) -> list[tuple[str, Scenario]]:
         shape = model_shape(Scenario(model=name), cats)
         assert shape is not None
         optimizer, foreach = FULL_OPTIMIZERS[index % 3] if method == "full" else ("adamw", False)
+        precision = "bf16_pure" if method == "lora" and index % 2 else "bf16_mixed"
         scenario = Scenario(
             model="",
             model_shape=small_shape(shape),
@@ -89,6 +92,7 @@ def sweep_scenarios(cats: Catalogs) -> list[tuple[str, Scenario]]:
             grad_accum=2 if index % 4 == 3 else 1,
             optimizer=optimizer,
             optimizer_foreach=foreach,
+            precision=precision,
             lora_rank=SMALL_LORA_RANK,
             flash_attention=shape.family not in EAGER_ONLY_FAMILIES,
             hf_eager_code=True,  # the trace runs Hugging Face's modelling code and PEFT: the formulas' eager case
@@ -130,6 +134,7 @@ def sweep_row(case_id: str, s: Scenario, cats: Catalogs) -> dict[str, Any]:
         "micro_batch": s.micro_batch,
         "seq_len": s.seq_len,
         "optimizer": f"{s.optimizer}{' foreach' if s.optimizer_foreach else ''}",
+        "precision": s.precision,
         "grad_accum": s.grad_accum,
         "traced_bytes": phases[phase],
         "traced_phase": phase,

@@ -135,7 +135,10 @@ def _notes(s: Scenario) -> list[str]:
         f"optimizer step: torch.optim {'foreach' if s.optimizer_foreach else 'fused'} implementation",
     ]
     if s.method == "lora":
-        notes.append("LoRA adapters in fp32 (PEFT's default), stepped without a master copy")
+        notes.append(
+            "LoRA adapters in fp32 (PEFT's default), stepped without a master copy"
+            + ("; forward under bf16 autocast (mixed precision)" if s.precision.endswith("_mixed") else "")
+        )
     if s.recompute == "selective" and s.flash_attention:
         notes.append(
             "selective (attention-score) recompute keeps nothing extra under flash attention: traced as none"

@@ -33,6 +33,10 @@ DEFAULT_OVERHEAD_BYTES = float("nan")
 DEFAULT_FRAGMENTATION_FRAC = 0.10
 
 
+# Model columns (planner.columns.ModelColumns) read under their own names
+SAME_NAMED_MODEL = ("n_expert_params", "n_expert_adapter_params", "gemma_block", "qk_norm")
+
+
 @dataclass(frozen=True)
 class MemoryInputs:
     """Inputs of `planner.formulas.memory.peak.memory_per_gpu`; defaults: bf16 mixed-precision AdamW, one GPU."""
@@ -97,6 +101,8 @@ class MemoryInputs:
     optimizer_foreach: FloatOrArray = 0.0
     # 1: Hugging Face transformers / PEFT eager code keeps more for backward (planner.formulas.memory.eager)
     hf_eager_code: FloatOrArray = 0.0
+    gemma_block: FloatOrArray = 0.0  # 1: Gemma 2's layer (four norms, soft-capped scores; memory/eager.py)
+    qk_norm: FloatOrArray = 0.0  # 1: RMS norms on the query and key heads (Qwen3; memory/eager.py)
     # expert parallelism: routed experts' weights and adapters, spread over ep GPUs
     n_expert_params: FloatOrArray = 0.0
     n_expert_adapter_params: FloatOrArray = 0.0

@@ -29,8 +29,13 @@ endif
 # framework_checks/requirements.txt and installed without dependency resolution; the planner writes the files
 # from .venv, the frameworks read them from .venv-exports, so neither environment constrains the other.
 EXPORTS_VENV := .venv-exports
+# Megatron-LM (a Python 3.12 wheel) and torchtitan's previous release go to folders of their own inside it, each put
+# on the path of one subprocess of its check only.
 EXPORTS_REQS := framework_checks/requirements.txt
-EXPORTS_STAMP := $(EXPORTS_VENV)/.installed-$(shell cksum < $(EXPORTS_REQS) | cut -d' ' -f1)
+EXPORTS_MEGATRON_LM := framework_checks/requirements-megatron-lm.txt
+EXPORTS_TORCHTITAN_02 := framework_checks/requirements-torchtitan-0.2.txt
+EXPORTS_ALL_REQS := $(EXPORTS_REQS) $(EXPORTS_MEGATRON_LM) $(EXPORTS_TORCHTITAN_02)
+EXPORTS_STAMP := $(EXPORTS_VENV)/.installed-$(shell cat $(EXPORTS_ALL_REQS) | cksum | cut -d' ' -f1)
 EXPORTS_DIR ?= build/exports
 
 .PHONY: run test test-exports fuzz lint format bench clean
@@ -63,7 +68,7 @@ test: $(TEST_STAMP)
 	$(BIN)/mypy planner
 	$(BIN)/python -m pytest
 
-$(EXPORTS_STAMP): $(EXPORTS_REQS)
+$(EXPORTS_STAMP): $(EXPORTS_ALL_REQS)
 	rm -rf $(EXPORTS_VENV)
 	$(PYTHON) -m venv $(EXPORTS_VENV) || python3 -m venv $(EXPORTS_VENV)
 	$(EXPORTS_VENV)/bin/python -m pip install --quiet --upgrade pip
@@ -71,6 +76,10 @@ $(EXPORTS_STAMP): $(EXPORTS_REQS)
 	# DeepSpeed's source build imports it.
 	$(EXPORTS_VENV)/bin/python -m pip install --quiet torch==2.13.0 setuptools wheel packaging ninja py-cpuinfo
 	$(EXPORTS_VENV)/bin/python -m pip install --quiet --no-deps --no-build-isolation -r $(EXPORTS_REQS)
+	$(EXPORTS_VENV)/bin/python -m pip install --quiet --no-deps --target $(EXPORTS_VENV)/megatron-lm \
+		--python-version 3.12 --only-binary=:all: -r $(EXPORTS_MEGATRON_LM)
+	$(EXPORTS_VENV)/bin/python -m pip install --quiet --no-deps --target $(EXPORTS_VENV)/torchtitan-0.2 \
+		-r $(EXPORTS_TORCHTITAN_02)
 	touch $@
 
 test-exports: $(RUN_STAMP) $(EXPORTS_STAMP)

@@ -106,6 +106,7 @@ def write(out: Path) -> dict[str, Any]:
             entry["targets"][target] = {
                 "file": str(path.relative_to(out)),
                 "notes": list(found.not_expressed),
+                "advice": list(found.notes),
             }
         manifest[name] = entry
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")

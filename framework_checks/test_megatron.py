@@ -1,128 +1,92 @@
-"""megatron-core 0.16.1 validates every Megatron export: the file's flags become the TransformerConfig that
-Megatron-LM's `core_transformer_config_from_args` builds from them, and the dataclass's own checks run
-(parallel layout, heads and groups, MoE, recompute, precision).
-
-Megatron-LM's argument parser (megatron/training/arguments.py) is not on PyPI: the megatron-core wheel and sdist
-ship megatron/core only, and 0.17+ need Python 3.12. So the flags the file writes are mapped here to the config
-fields they set, and the flags megatron-core has no field for (batch, optimizer, data-parallel sharding) are
-checked for their value types only.
-"""
+"""Megatron-LM core_v0.19.2 starts every Megatron export: its own `parse_args` and `validate_args`
+(megatron/training/arguments.py) and the TransformerConfig `core_transformer_config_from_args` builds, run by
+framework_checks/megatron_lm_args.py with the release of requirements-megatron-lm.txt on its path. Each file runs
+as rank 0 of the plan's world size, with the environment the export's notes tell the user to set."""
 
 from __future__ import annotations
 
-import shlex
-import warnings
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from framework_checks.conftest import refused, written
 
+MEGATRON_LM = Path(os.environ.get("MEGATRON_LM_DIR", ".venv-exports/megatron-lm"))
 CASES = written("megatron")
-FIELDS = {  # flag -> TransformerConfig / ModelParallelConfig field, as core_transformer_config_from_args maps it
-    "--tensor-model-parallel-size": "tensor_model_parallel_size",
-    "--pipeline-model-parallel-size": "pipeline_model_parallel_size",
-    "--context-parallel-size": "context_parallel_size",
-    "--expert-model-parallel-size": "expert_model_parallel_size",
-    "--expert-tensor-parallel-size": "expert_tensor_parallel_size",
-    "--num-layers": "num_layers",
-    "--hidden-size": "hidden_size",
-    "--num-attention-heads": "num_attention_heads",
-    "--ffn-hidden-size": "ffn_hidden_size",
-    "--kv-channels": "kv_channels",
-    "--num-query-groups": "num_query_groups",
-    "--num-experts": "num_moe_experts",
-    "--moe-router-topk": "moe_router_topk",
-    "--moe-ffn-hidden-size": "moe_ffn_hidden_size",
-    "--moe-shared-expert-intermediate-size": "moe_shared_expert_intermediate_size",
-    "--recompute-granularity": "recompute_granularity",
-    "--recompute-method": "recompute_method",
-    "--recompute-num-layers": "recompute_num_layers",
-    "--normalization": "normalization",
-    "--norm-epsilon": "layernorm_epsilon",
-    "--fp8-format": "fp8",
-    "--fp8-recipe": "fp8_recipe",
-}
-SWITCHES = {
-    "--sequence-parallel": ("sequence_parallel", True),
-    "--disable-bias-linear": ("add_bias_linear", False),
-    "--add-qkv-bias": ("add_qkv_bias", True),
-    "--bf16": ("bf16", True),
-    "--fp16": ("fp16", True),
-    "--account-for-embedding-in-pipeline-split": ("account_for_embedding_in_pipeline_split", True),
-    "--account-for-loss-in-pipeline-split": ("account_for_loss_in_pipeline_split", True),
-}
-TYPED = {  # flags of GPTModel or the training loop: the type arguments.py parses them with
-    "--rotary-base": int,
-    "--rope-scaling-factor": float,
-    "--micro-batch-size": int,
-    "--global-batch-size": int,
-    "--train-samples": int,
-    "--seq-length": int,
-    "--max-position-embeddings": int,
-    "--sgd-momentum": float,
-    "--num-layers-per-virtual-pipeline-stage": int,
-}
+# Compute capability major of the plans' GPUs (NVIDIA's CUDA GPUs table): validate_args asks the device, which a
+# CPU machine lacks. Hopper 9.0, Ada 8.9.
+ARCH_MAJOR = {"H100 SXM": 9, "RTX 4090": 8}
+ONE_CONNECTION = {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}
 
 
-def _flags(text: str) -> dict[str, list[str]]:
-    flags: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        words = shlex.split(line)
-        assert words[0].startswith("--") and words[0] not in flags, line
-        flags[words[0]] = words[1:]
-    return flags
+def _env(entry: dict[str, Any]) -> dict[str, str]:
+    advice = " ".join(entry["targets"]["megatron"]["advice"])
+    return ONE_CONNECTION if "CUDA_DEVICE_MAX_CONNECTIONS=1 set" in advice else {}
 
 
-def _config_fields(flags: dict[str, list[str]]) -> dict[str, Any]:
-    import torch
-    import torch.nn.functional as F
-
-    fields: dict[str, Any] = {}
-    for flag, values in flags.items():
-        if flag in FIELDS:
-            value = values[0]
-            fields[FIELDS[flag]] = (
-                int(value) if value.isdigit() else float(value) if flag == "--norm-epsilon" else value
-            )
-        elif flag in SWITCHES:
-            name, on = SWITCHES[flag]
-            fields[name] = on
-        elif flag in TYPED:
-            TYPED[flag](values[0])
-    if "--swiglu" in flags:
-        fields.update(gated_linear_unit=True, activation_func=F.silu)
-    dtype = torch.bfloat16 if "--bf16" in flags else torch.float16 if "--fp16" in flags else torch.float32
-    fields.update(params_dtype=dtype, pipeline_dtype=dtype)
-    per_chunk = flags.get("--num-layers-per-virtual-pipeline-stage")
-    if per_chunk:
-        stages = fields["num_layers"] // fields["pipeline_model_parallel_size"] // int(per_chunk[0])
-        fields["virtual_pipeline_model_parallel_size"] = stages
-    return fields
+def _job(path: Path, entry: dict[str, Any], env: dict[str, str]) -> list[Any]:
+    return [str(path), entry["plan"]["n_gpus"], ARCH_MAJOR[entry["plan"]["gpu"]], env]
 
 
-@pytest.mark.parametrize(("plan", "path", "entry"), CASES, ids=[c[0] for c in CASES])
-def test_megatron_core_accepts_the_layout_and_model(plan, path, entry) -> None:
-    from megatron.core.transformer import TransformerConfig
+# Each file with the advised environment, then the tensor-parallel plan without it (Megatron must stop).
+TP_PLAN = next(c for c in CASES if c[0] == "tp4_pp2_70b_64gpu")
+JOBS = [_job(path, entry, _env(entry)) for _, path, entry in CASES] + [_job(TP_PLAN[1], TP_PLAN[2], {})]
 
-    flags = _flags(path.read_text())
-    fields = _config_fields(flags)
-    if "num_layers" not in fields:
-        pytest.skip("a bare parameter count: the file says to add the architecture flags")
-    with warnings.catch_warnings():
-        warnings.filterwarnings("error", message=".*sequence parallelism must be used.*")
-        config = TransformerConfig(**fields)
-    assert config.tensor_model_parallel_size == entry["plan"]["tp"]
-    assert config.pipeline_model_parallel_size == entry["plan"]["pp"]
+
+@pytest.fixture(scope="module")
+def started(tmp_path_factory) -> list[dict[str, Any]]:
+    """Megatron-LM's verdict per job, from one process (importing megatron.training takes most of the time)."""
+    assert (MEGATRON_LM / "megatron" / "training" / "arguments.py").exists(), (
+        f"{MEGATRON_LM}: run make test-exports"
+    )
+    out = tmp_path_factory.mktemp("megatron") / "results.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(MEGATRON_LM.resolve()), os.getcwd()])}
+    run = subprocess.run(
+        [sys.executable, "-m", "framework_checks.megatron_lm_args", str(out)],
+        input=json.dumps(JOBS),
+        text=True,
+        env=env,
+        capture_output=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[c[0] for c in CASES])
+def test_megatron_lm_parses_and_validates_the_file(index, started) -> None:
+    _, _, entry = CASES[index]
+    result, plan = started[index], entry["plan"]
+    assert "error" not in result, result.get("trace")
+    assert (result["tp"], result["pp"], result["cp"]) == (plan["tp"], plan["pp"], plan["cp"])
+    assert result["dp"] == entry["dp"] and result["micro_batch"] == plan["micro_batch"]
+    assert result["sequence_parallel"] is plan["sequence_parallel"]
+
+
+def test_tensor_parallelism_without_the_advised_environment_stops_megatron(started) -> None:
+    assert "CUDA_DEVICE_MAX_CONNECTIONS" in started[-1]["error"]
+    assert "CUDA_DEVICE_MAX_CONNECTIONS=1" in " ".join(TP_PLAN[2]["targets"]["megatron"]["advice"])
 
 
 def test_moe_with_tensor_parallelism_without_sequence_parallelism_is_refused() -> None:
     assert "sequence parallelism" in refused("megatron")["ep8_tp2_moe_no_sp"]
 
 
-def test_llama_31_carries_its_rope_base_scaling_and_norm_epsilon() -> None:
-    # Llama 3.1's config.json: rope_theta 500000, rms_norm_eps 1e-05, rope_scaling factor 8.0 (rope_type llama3)
+def test_rope_base_scaling_and_norm_epsilon_come_from_the_model(started) -> None:
+    # config.json of each: Llama 3.1 rope_theta 500000, rms_norm_eps 1e-05; Qwen2.5 7B and Qwen3 30B A3B
+    # rope_theta 1000000, rms_norm_eps 1e-06
+    by_plan = {name: started[i] for i, (name, _, _) in enumerate(CASES)}
+    assert (by_plan["full_8b_zero3_8gpu"]["rotary_base"], by_plan["full_8b_zero3_8gpu"]["norm_epsilon"]) == (
+        500000,
+        pytest.approx(1e-5),
+    )
+    for name in ("grpo_full_8b_8gpu", "ep8_tp2_moe_64gpu"):
+        assert (by_plan[name]["rotary_base"], by_plan[name]["norm_epsilon"]) == (1000000, pytest.approx(1e-6))
     path = next(p for name, p, _ in CASES if name == "full_8b_zero3_8gpu")
-    flags = _flags(path.read_text())
-    assert (flags["--rotary-base"], flags["--norm-epsilon"]) == (["500000"], ["1e-05"])
-    assert "--use-rope-scaling" in flags and flags["--rope-scaling-factor"] == ["8"]
+    words = path.read_text().split()
+    assert "--use-rope-scaling" in words and words[words.index("--rope-scaling-factor") + 1] == "8"

@@ -39,7 +39,7 @@ def test_every_target_has_a_tab_a_preview_and_a_download(app):
         "torchtune v0.6.1",
         "torchtitan v0.3.0",
         "torchtitan v0.2.2",
-        "Megatron-LM core_v0.16.1",
+        "Megatron-LM core_v0.19.2",
         "TRL v1.16.0",
     ]
     labels = [b.label for b in app.get("download_button")]

@@ -80,6 +80,7 @@ class Positions:
 _LLAMA31 = Positions(500_000, 1e-5, 8.0)
 _LLAMA32 = Positions(500_000, 1e-5, 32.0)
 _QWEN = Positions(1_000_000, 1e-6)
+_QWEN_LARGE = Positions(1_000_000, 1e-5)  # Qwen2.5 14B, 32B and 72B's config.json: rms_norm_eps 1e-05
 MEGATRON_POSITIONS: dict[str, Positions] = {
     "Llama 2 7B": Positions(10_000, 1e-5),
     "Llama 2 13B": Positions(10_000, 1e-5),
@@ -92,7 +93,8 @@ MEGATRON_POSITIONS: dict[str, Positions] = {
     "Mistral 7B v0.3": Positions(1_000_000, 1e-5),
     "Mixtral 8x7B": Positions(1_000_000, 1e-5),
     "Mixtral 8x22B": Positions(1_000_000, 1e-5),
-    **{f"Qwen2.5 {size}": _QWEN for size in ("0.5B", "1.5B", "3B", "7B", "14B", "32B", "72B")},
+    **{f"Qwen2.5 {size}": _QWEN for size in ("0.5B", "1.5B", "3B", "7B")},
+    **{f"Qwen2.5 {size}": _QWEN_LARGE for size in ("14B", "32B", "72B")},
     "Qwen1.5 MoE A2.7B": _QWEN,
     "Qwen3 8B": _QWEN,
     "Qwen3 30B A3B": _QWEN,

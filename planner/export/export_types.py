@@ -16,7 +16,7 @@ TARGET_VERSIONS: dict[str, str] = {
     "torchtune": "torchtune v0.6.1",
     "torchtitan": "torchtitan v0.3.0",
     "torchtitan-0.2": "torchtitan v0.2.2",
-    "megatron": "Megatron-LM core_v0.16.1",
+    "megatron": "Megatron-LM core_v0.19.2",
     "trl": "TRL v1.16.0",
 }
 
@@ -84,13 +84,27 @@ def plan_summary(s: Scenario) -> str:
     )
 
 
-# How to install the release a file is written for (the versions make test-exports loads it with).
+# How to install the release a file is written for (the versions make test-exports loads it with; the
+# versions in both tables are checked against framework_checks/requirements*.txt by tests/test_export_versions.py).
 INSTALL: dict[str, str] = {
+    "deepspeed": "pip install deepspeed==0.19.8",
     "accelerate": "pip install accelerate==1.15.0",
     "torchtune": "pip install torchtune==0.6.1 torchao==0.13.0 (bitsandbytes for 8-bit optimizers)",
     "torchtitan-0.2": "pip install torchtitan==0.2.2, then torchrun ... -m torchtitan.train --job.config_file FILE",
     "trl": "pip install trl==1.16.0 peft (bitsandbytes for QLoRA and 8-bit optimizers)",
+    "torchtitan": "pip install torchtitan==0.3.0, then torchrun ... -m torchtitan.train $(cat FILE)",
+    # the wheel (Python 3.12) ships megatron/training; pretrain_gpt.py is in the repository at the same tag
+    "megatron": (
+        "pip install megatron-core==0.19.2 (Python 3.12), and pretrain_gpt.py from "
+        "github.com/NVIDIA/Megatron-LM at tag core_v0.19.2"
+    ),
 }
+
+
+def written_for(target: str) -> str:
+    """The sentence naming the release a file is for and its install line (a note where the format has no
+    comments)."""
+    return f"Written for {TARGET_VERSIONS[target]}. Install: {INSTALL[target]}."
 
 
 def header(s: Scenario, target: str) -> list[str]:

@@ -14,7 +14,15 @@ from __future__ import annotations
 from typing import Any
 
 from planner.errors import PlannerError
-from planner.export.export_types import Export, Gaps, adapters, in_node_shard, learning_rate, steps_note
+from planner.export.export_types import (
+    Export,
+    Gaps,
+    adapters,
+    in_node_shard,
+    learning_rate,
+    steps_note,
+    written_for,
+)
 from planner.export.serialize import json_text
 from planner.inputs.scenario import Scenario
 
@@ -22,7 +30,7 @@ TARGET = "deepspeed"
 FILE_NAME = "ds_config.json"
 # JSON has no comments; DeepSpeedConfig reads only the keys it knows at the top level, so the release and the
 # install line travel under a key of their own (checked by make test-exports).
-WRITTEN_FOR = {"_written_for": "DeepSpeed 0.19.8 (pip install deepspeed==0.19.8) by Training Run Planner"}
+WRITTEN_FOR = {"_written_for": f"{written_for(TARGET)} By Training Run Planner."}
 # DeepSpeed's ZeRO runs its tested optimizers only (runtime/zero/utils.py ZERO_SUPPORTED_OPTIMIZERS: its own
 # Adam/AdamW/Lamb and torch's Adam/AdamW); any other needs zero_allow_untested_optimizer, else
 # deepspeed.initialize stops with "You are using an untested ZeRO Optimizer".

@@ -1,10 +1,10 @@
-"""The plan as Megatron-LM command-line arguments (core_v0.16.1, megatron/training/arguments.py).
+"""The plan as Megatron-LM command-line arguments (core_v0.19.2, megatron/training/arguments.py).
 
 The file holds one `--flag [value]` per line and nothing else (no comments, no `\\` continuations), so it can be
 spliced into a launch line as it is: `torchrun ... pretrain_gpt.py $(cat megatron_args.txt) --data-path ...`;
-the release, the install line and CUDA_DEVICE_MAX_CONNECTIONS are in the notes. `make test-exports` builds
-megatron-core's TransformerConfig from each file (its own validation); Megatron-LM's argument parser itself is
-not on PyPI (the megatron-core wheel and sdist ship megatron/core only).
+the release, the install line and CUDA_DEVICE_MAX_CONNECTIONS are in the notes. `make test-exports` runs each
+file through Megatron-LM's own `parse_args` and `validate_args` and builds its TransformerConfig
+(framework_checks/megatron_lm_args.py).
 
 Refused: MoE with tensor parallelism but without sequence parallelism (Megatron-LM's argument check stops it
 at startup; megatron-core warns "sequence parallelism must be used").
@@ -15,7 +15,15 @@ from __future__ import annotations
 from planner.catalogue.catalog import Catalogs
 from planner.errors import PlannerError
 from planner.export.export_models import MEGATRON_POSITIONS, preset_of
-from planner.export.export_types import Export, Gaps, adapters, sequences, steps_note
+from planner.export.export_types import (
+    TARGET_VERSIONS,
+    Export,
+    Gaps,
+    adapters,
+    sequences,
+    steps_note,
+    written_for,
+)
 from planner.export.serialize import args_text
 from planner.inputs.scenario import Scenario
 from planner.model.layer_split import check_layer_split, layers_per_virtual_stage
@@ -40,13 +48,25 @@ def export(s: Scenario, cats: Catalogs) -> Export:
     gaps.note(
         "Add the data, tokenizer, learning-rate and checkpoint flags of your run (--data-path, --lr, ...)."
     )
-    gaps.note("Written for Megatron-LM core_v0.16.1 (git clone, checkout core_v0.16.1; pip install -e .).")
-    if s.tp > 1 or s.cp > 1:
-        # tensor_parallel/layers.py relies on one hardware queue to order its overlapped collectives
-        gaps.note(
-            "Launch with CUDA_DEVICE_MAX_CONNECTIONS=1 set: Megatron's tensor/sequence-parallel overlap needs it."
-        )
+    gaps.note(written_for(TARGET))
+    connections = _connections_note(s)
+    if connections:
+        gaps.note(connections)
     return gaps.export(TARGET, args_text(args), FILE_NAME, [list(arg) for arg in args])
+
+
+def _connections_note(s: Scenario) -> str | None:
+    """What validate_args asserts about CUDA_DEVICE_MAX_CONNECTIONS (arguments.py at core_v0.19.2): Megatron FSDP
+    stops when it is 1 (its overlap needs several hardware queues); otherwise tp or cp > 1 stops unless it is 1
+    on GPUs before Blackwell (the overlapped collectives rely on one queue to keep their order)."""
+    if s.zero_stage >= 2:  # written as Megatron FSDP (_sharding)
+        return "Leave CUDA_DEVICE_MAX_CONNECTIONS unset (or above 1): Megatron FSDP stops at startup when it is 1."
+    if s.tp > 1 or s.cp > 1:
+        return (
+            "Launch with CUDA_DEVICE_MAX_CONNECTIONS=1 set: with tensor or context parallelism Megatron stops "
+            "at startup without it on GPUs before Blackwell."
+        )
+    return None
 
 
 def _refuse(s: Scenario, shape: ModelShape | None) -> None:
@@ -254,6 +274,6 @@ def _not_in_megatron(s: Scenario, gaps: Gaps) -> None:
     if s.offload_params:
         gaps.drop("Parameter offload: Megatron-LM's arguments offload only the optimizer.")
     if s.offload_activations:
-        gaps.drop("Activation offload: not among Megatron-LM core_v0.16.1's arguments.")
+        gaps.drop(f"Activation offload: not among {TARGET_VERSIONS[TARGET]}'s arguments.")
     if s.optimizer_in_backward:
         gaps.drop("Optimizer step in backward: Megatron-LM has no such option.")

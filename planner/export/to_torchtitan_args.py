@@ -14,7 +14,7 @@ from typing import Any
 
 from planner.errors import PlannerError
 from planner.export import to_torchtitan
-from planner.export.export_types import Export, Gaps, adapters, learning_rate
+from planner.export.export_types import Export, Gaps, adapters, learning_rate, written_for
 from planner.export.serialize import args_text
 from planner.inputs.scenario import Scenario
 
@@ -55,9 +55,8 @@ def export(s: Scenario) -> Export:
     args.append(("--optimizer.param-groups.0.optimizer-kwargs.lr", f"{learning_rate(s):g}"))
     args.append((f"activation-checkpoint:{AC_SUBCOMMANDS[s.recompute]}",))  # tyro subcommands come last
     _not_in_v3(s, gaps)
-    gaps.note(
-        "Written for torchtitan 0.3.0 (pip install torchtitan==0.3.0); the config function sets data and paths."
-    )
+    gaps.note(written_for(TARGET))
+    gaps.note("The config function sets data and paths.")
     return gaps.export(TARGET, args_text(args), FILE_NAME, [list(arg) for arg in args])
 
 

@@ -400,10 +400,13 @@ def test_multimodal_calibration_rows_are_all_predicted() -> None:
     # memory rows within 20 % (the SimpleTuner figures are lower bounds, "a bit more than")
     for case in ("MMST-FLUX-bf16", "MMST-FLUX-int8", "MMST-FLUX-nf4", "MMST-FLUX-low", "MMSWIFT-QVL7-vit"):
         assert abs(rows[case]["rel_error"]) < 0.20, case
-    # time rows predicted too fast: LLaVA by 43-48 % (padding and data loading are not modelled), FLUX by
-    # 10-13 % once the operator model times the encoders' FLOPs too (NF4 dequantisation is not modelled)
-    for case in ("MMLLAVA-13B-ft", "MMLLAVA-7B-ft"):
-        assert -0.5 < rows[case]["rel_error"] < -0.4, case
+    # time rows predicted too fast: LLaVA by 29 % and 39 % as the Hugging Face eager code it trains with
+    # (44 % and 48 % as fused code; padding and data loading are not modelled), FLUX by 10-13 % once the
+    # operator model times the encoders' FLOPs too (NF4 dequantisation is not modelled)
+    assert -0.42 < rows["MMLLAVA-13B-ft"]["rel_error"] < -0.36
+    assert -0.32 < rows["MMLLAVA-7B-ft"]["rel_error"] < -0.26
+    summary_vlm = sorted(abs(rows[c]["rel_error"]) for c in rows if c.startswith(("MMLLAVA", "MMSWIFT")))
+    assert summary_vlm[1] == pytest.approx(0.286, abs=0.01)  # README: vision-language median 28.6 %
     for case in ("MMST-FLUX-512-s", "MMST-FLUX-1024-s"):
         assert -0.2 < rows[case]["rel_error"] < -0.05, case
 

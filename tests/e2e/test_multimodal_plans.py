@@ -42,6 +42,11 @@ def test_flux_lora_plan_end_to_end(app_page: AppPage) -> None:
     app_page.select("Text encoders", "outputs cached beforehand", sidebar=True)
     assert "9.10 GiB" not in _main_text(app_page)  # cached: no text encoder on the GPU
     app_page.shot("flux-lora-overview")
+    # the share link, opened afresh, restores the whole plan: the model's name included
+    app_page.goto(app_page.page.url)
+    assert app_page.selected("Model", sidebar=True) == "FLUX.1-dev"
+    assert "4,096 image tokens per example" in _main_text(app_page)
+    assert app_page.query().get("text_encoders") == "cached"
 
 
 def test_qwen_vl_lora_plan_end_to_end_and_a_refused_size(app_page: AppPage) -> None:

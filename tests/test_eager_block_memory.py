@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.formulas.memory.eager import eager_layer_bytes, eager_rebuild_transient_bytes
+from planner.formulas.memory.eager import eager_layer_bytes, peft_widest_point_bytes
 from planner.formulas.memory.memory_inputs import MemoryInputs
 from planner.formulas.memory.recipes import Method, Recompute
 
@@ -70,14 +70,14 @@ def test_qwen3_query_and_key_norms_keep_fp32_inputs():
 
 def test_peft_widest_forward_point_matches_the_traced_rebuilt_layer():
     llama = dict(hidden=256, n_heads=8, n_kv_heads=2, ffn_hidden=896, seq_len=512, micro_batch=2)
-    pure = float(eager_rebuild_transient_bytes(inputs(Method.LORA, master_bytes=0.0, **llama)))
+    pure = float(peft_widest_point_bytes(inputs(Method.LORA, master_bytes=0.0, **llama)))
     # fp32 adapters without autocast at up_proj: B's output and its scaled copy (4 B each) and the bf16 base
     # output and sum: 10 B per F-wide element; traced at plan 013 (rebuilt up_proj: lora_B 3.50 MiB, the fp32
     # scaled copy 3.50 of the 4.50 MiB under up_proj, base_layer 1.75 MiB)
     assert pure == pytest.approx(10.0 * 896 * 1024)
     assert pure == pytest.approx((3.50 + 3.50 + 1.75) * MIB, rel=0.01)
     # under autocast: 16-bit adapter outputs (6 B) or the fp32 copy of down's input beside it (6 B)
-    autocast = float(eager_rebuild_transient_bytes(inputs(Method.LORA, master_bytes=4.0, **llama)))
+    autocast = float(peft_widest_point_bytes(inputs(Method.LORA, master_bytes=4.0, **llama)))
     assert autocast == pytest.approx(6.0 * 896 * 1024)
-    assert eager_rebuild_transient_bytes(inputs(Method.FULL, **llama)) == 0.0
-    assert eager_rebuild_transient_bytes(inputs(Method.LORA, hf_eager_code=0.0, **llama)) == 0.0
+    assert peft_widest_point_bytes(inputs(Method.FULL, **llama)) == 0.0
+    assert peft_widest_point_bytes(inputs(Method.LORA, hf_eager_code=0.0, **llama)) == 0.0

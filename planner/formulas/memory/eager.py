@@ -114,9 +114,10 @@ def _peft_bytes_per_token(p: MemoryInputs) -> FloatOrArray:
     return copies + n_matrices * p.lora_rank * (copy - e)
 
 
-def eager_rebuild_transient_bytes(p: MemoryInputs) -> FloatOrArray:
-    """Bytes a PEFT layer holds, beyond its saved tensors, at the widest point of its forward: what a layer
-    rebuilt by recompute adds to its working set while the incoming gradient waits (module docstring).
+def peft_widest_point_bytes(p: MemoryInputs) -> FloatOrArray:
+    """Bytes a PEFT layer holds, beyond its saved tensors, at the widest point of its forward: a layer rebuilt
+    by recompute holds them on top of its working set while the incoming gradient waits, the last layer on top
+    of every layer's saved tensors before the logits exist (`peak.layer_activations`).
 
     `lora.Linear.forward` computes `result + lora_B(lora_A(x)) * scaling` in the adapter's compute dtype c
     (fp32 without autocast, e under it): B's output and its scaled copy (c each) and the e-byte base output and

@@ -35,7 +35,7 @@ from planner.formulas.memory.activations import (
 )
 from planner.formulas.memory.allocator import allocator_slack_bytes
 from planner.formulas.memory.device_overhead import overhead_bytes
-from planner.formulas.memory.eager import eager_layer_bytes, eager_rebuild_transient_bytes
+from planner.formulas.memory.eager import eager_layer_bytes, peft_widest_point_bytes
 from planner.formulas.memory.loading import loading_peak_bytes
 from planner.formulas.memory.memory_inputs import GIB, MemoryBreakdown, MemoryInputs
 from planner.formulas.memory.model_states import (
@@ -100,7 +100,7 @@ def layer_activations(p: MemoryInputs) -> dict[str, FloatOrArray]:
     logits = logits_bytes(
         p.seq_len, p.micro_batch, p.vocab, p.hidden, p.activation_bytes, p.tp, p.cp, p.fused_cross_entropy
     )
-    widest = eager_rebuild_transient_bytes(p)  # PEFT's widest forward point: a rebuilt or the last layer's
+    widest = peft_widest_point_bytes(p)  # PEFT's widest forward point: a rebuilt or the last layer's
     return {"kept": kept, "working": select(rebuilds, working, 0.0) + widest, "logits": logits}
 
 

@@ -12,7 +12,12 @@ from dataclasses import replace
 
 import pytest
 
-from planner.formulas.memory.peak import memory_per_gpu
+from planner.catalogue.catalog import default_catalogs
+from planner.estimate import estimate
+from planner.formulas.memory.allocator import growth_frac
+from planner.formulas.memory.fp8_state import fp8_cache_bytes_per_param
+from planner.formulas.memory.peak import max_micro_batch, memory_per_gpu
+from planner.inputs.scenario import Scenario
 from tests.test_memory import llama
 
 GIB = 2.0**30
@@ -53,3 +58,72 @@ def test_distributed_optimizer_reads_its_fp32_buffer_without_a_copy():
     plain = memory_per_gpu(replace(p, fp32_grad_buffers=0.0))
     assert float(plain.optimizer_step_temp_bytes) == pytest.approx(4.0 * N / 8, rel=1e-12)
     assert float(plain.gradients_bytes) == pytest.approx(2.0 * N, rel=1e-12)
+
+
+# --- the allocator's growth with varying sequence lengths (planner/formulas/memory/allocator.py) ---------------
+
+
+def test_varying_lengths_grow_reserved_by_the_spread_of_the_transient_bytes():
+    # no recompute, one stage: the transient bytes are the kept activations plus the logits
+    p = llama(seq_len=4096.0)
+    packed, varying = memory_per_gpu(p), memory_per_gpu(replace(p, allocator_growth_frac=0.5))
+    assert float(varying.allocated_peak_bytes) == float(packed.allocated_peak_bytes)
+    transient = float(packed.activations_bytes + packed.logits_bytes)
+    assert transient > 10 * GIB  # 4096 tokens of an 8B model without recompute: a growth that shows
+    grown = float(varying.reserved_peak_bytes - packed.reserved_peak_bytes)
+    assert grown == pytest.approx(0.5 * transient, rel=1e-12)
+    assert float(varying.peak_bytes - packed.peak_bytes) == pytest.approx(grown, rel=1e-12)
+
+
+def test_expandable_segments_remove_the_growth_and_packed_batches_have_none():
+    assert growth_frac(0.6, expandable_segments=True) == 0.0
+    assert growth_frac(0.6, expandable_segments=False) == 0.6
+    assert growth_frac(0.0, expandable_segments=False) == 0.0
+
+
+def test_largest_micro_batch_accounts_for_the_growth():
+    vram = 79.65 * GIB
+    p = llama(seq_len=2048.0, allocator_growth_frac=0.4, recompute="full", dp=8.0, zero_stage=3.0)
+    largest = float(max_micro_batch(p, vram))
+    assert largest >= 1
+    assert float(memory_per_gpu(replace(p, micro_batch=largest)).peak_bytes) <= vram
+    assert float(memory_per_gpu(replace(p, micro_batch=largest + 1)).peak_bytes) > vram
+    # fewer sequences fit than with packed batches
+    assert largest < float(max_micro_batch(replace(p, allocator_growth_frac=0.0), vram))
+
+
+# --- Transformer Engine's cached fp8 weights (planner/formulas/memory/fp8_state.py) ---------------------------
+
+
+def test_fp8_cache_adds_a_byte_and_a_transpose_byte_per_layer_matmul_parameter():
+    # Llama 3.1 8B: 8.03e9 parameters less the untied 128,256 × 4,096 embedding and head (525,336,576 each)
+    # = 6,979,326,848 layer parameters × 2 B = 13,958,653,696 B on one GPU
+    assert fp8_cache_bytes_per_param("fp8_mixed", True) == 2.0
+    assert fp8_cache_bytes_per_param("fp8_mixed", False) == 0.0
+    assert fp8_cache_bytes_per_param("bf16_mixed", True) == 0.0
+    p = llama(precision="fp8_mixed")
+    plain, cached = memory_per_gpu(p), memory_per_gpu(replace(p, fp8_cache_bytes_per_param=2.0))
+    assert float(cached.weights_bytes - plain.weights_bytes) == pytest.approx(13_958_653_696.0, rel=1e-12)
+    # split like the weights over tensor-parallel ranks
+    tp2 = replace(p, tp=2.0)
+    added = memory_per_gpu(replace(tp2, fp8_cache_bytes_per_param=2.0)).weights_bytes
+    assert float(added - memory_per_gpu(tp2).weights_bytes) == pytest.approx(13_958_653_696.0 / 2, rel=1e-12)
+
+
+def test_the_plan_inputs_reach_the_memory_model():
+    cats = default_catalogs()
+    base = Scenario(model="Llama 3.1 8B", gpu="H100 SXM", n_gpus=8, zero_stage=3, seq_len=4096)
+    packed = estimate(base, cats)
+    varying = estimate(base.updated(seq_len_spread_frac=0.5), cats)
+    transient_gib = packed.activations_gib + packed.logits_gib
+    assert varying.peak_reserved_gib - packed.peak_reserved_gib == pytest.approx(
+        0.5 * transient_gib, rel=1e-9
+    )
+    expandable = estimate(base.updated(seq_len_spread_frac=0.5, expandable_segments=True), cats)
+    assert expandable.peak_reserved_gib == pytest.approx(packed.peak_reserved_gib, rel=1e-12)
+    fp8 = base.updated(precision="fp8_mixed")
+    cached = estimate(fp8.updated(fp8_weight_cache=True), cats)
+    # ZeRO-3 over 8 GPUs shards the cached copies like the weights: 13,958,653,696 B / 8 (Meta's 8,030,261,248
+    # parameters less the 2 × 525,336,576 of embedding and head)
+    added_gib = cached.weights_gib - estimate(fp8, cats).weights_gib
+    assert added_gib == pytest.approx(2.0 * (8_030_261_248 - 2 * 525_336_576) / 8 / GIB, rel=1e-6)

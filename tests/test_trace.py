@@ -116,7 +116,8 @@ def test_the_cli_traces_llama_8b_lora_on_one_gpu():
     assert report["traced_peak_phase"] in ("forward", "backward")
     assert report["traced_allocated_peak_gib"] > report["traced_optimizer_peak_gib"] + 5  # activations: GiBs
     assert report["traced_reserved_peak_gib"] == pytest.approx(report["traced_allocated_peak_gib"] * 1.1)
-    assert report["traced_device_total_gib"] == pytest.approx(report["traced_reserved_peak_gib"] + 2.0)
+    # + the modelled overhead of one GPU: 0.75 GiB CUDA context + 2 x 32 MiB cuBLAS workspaces, no communicator
+    assert report["traced_device_total_gib"] == pytest.approx(report["traced_reserved_peak_gib"] + 0.8125)
     assert "weights" in report["by_module_gib"]
 
 

@@ -13,8 +13,7 @@ Widths are counts of elements and keep the model-shape names (`hidden_size`, `he
 in the Scenario. Flags are 1.0 (on) or 0.0 (off). Choices are enum codes (`Method`, `Recompute` in
 `planner.formulas.memory.recipes`) stored as floats and compared with the members (`method != Method.FULL`).
 NaN means "not given" where a field says so. `planner.scenario_columns` builds the groups that follow from the
-Scenario and the model shape, `planner.resolve` the GPU group and the whole. `memory_inputs` is the memory
-model's view of the columns (`planner.formulas.memory.peak` keeps its own short names).
+Scenario and the model shape, `planner.resolve` the GPU group and the whole; `memory_inputs` is the memory view.
 """
 
 from __future__ import annotations

@@ -13,8 +13,7 @@ The reported pipeline stage is the worse of the first (embedding; min(micro-batc
 flight under 1F1B, more when interleaved: `planner.formulas.step.pipeline`) and the last (head and logits); with
 pp = 1 they are the same GPU. On top of the allocated peak: reserved = allocated + slack (`allocator`) and device memory = reserved + overhead.
 The device peak is the larger of that training peak and the loading peak (code 3; `planner.formulas.memory.loading`:
-the whole model on each GPU before sharding, 0 when it loads sharded); the allocated and reserved figures stay
-the training step's, what a run measures after `torch.cuda.reset_peak_memory_stats` or over its steps.
+the whole model on each GPU before sharding, 0 when it loads sharded); allocated and reserved stay the step's.
 """
 
 from __future__ import annotations

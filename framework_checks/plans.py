@@ -15,7 +15,7 @@ from typing import Any
 
 from planner import EXPORT_TARGETS, PlannerError, Scenario, default_catalogs, export_plan
 
-# One plan per layout or option a framework treats differently: full, LoRA, QLoRA, DPO, GRPO, TP/PP/CP/EP,
+# One plan per layout or option a framework treats differently: full, LoRA, QLoRA, DPO, GRPO, PPO, TP/PP/CP/EP,
 # offload, hybrid shard, SGD / Adafactor / 8-bit optimizers, one GPU.
 PLANS: dict[str, dict[str, Any]] = {
     "full_8b_zero3_8gpu": dict(model="Llama 3.1 8B", n_gpus=8, zero_stage=3, micro_batch=2, grad_accum=4),
@@ -40,6 +40,9 @@ PLANS: dict[str, dict[str, Any]] = {
     ),
     "grpo_full_8b_8gpu": dict(
         model="Qwen2.5 7B", post_training="grpo", n_gpus=8, zero_stage=3, micro_batch=1
+    ),
+    "ppo_full_8b_8gpu": dict(
+        model="Llama 3.1 8B", post_training="ppo", n_gpus=8, zero_stage=3, micro_batch=1
     ),
     "tp4_pp2_70b_64gpu": dict(
         model="Llama 3.1 70B",

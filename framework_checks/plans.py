@@ -15,8 +15,8 @@ from typing import Any
 
 from planner import EXPORT_TARGETS, PlannerError, Scenario, default_catalogs, export_plan
 
-# One plan per layout or option a framework treats differently: full, LoRA, QLoRA, DPO, GRPO, TP/PP/CP/EP,
-# offload, hybrid shard, SGD / Adafactor / 8-bit optimizers, one GPU.
+# One plan per layout or option a framework treats differently: full, LoRA, QLoRA, DPO, GRPO, PPO, TP/PP/CP/EP,
+# offload, hybrid shard, SGD / Adafactor / 8-bit optimizers, one GPU, an uneven pipeline split.
 PLANS: dict[str, dict[str, Any]] = {
     "full_8b_zero3_8gpu": dict(model="Llama 3.1 8B", n_gpus=8, zero_stage=3, micro_batch=2, grad_accum=4),
     "full_8b_1gpu": dict(model="Llama 3.2 1B", n_gpus=1, micro_batch=4, grad_accum=8, seq_len=2048),
@@ -41,6 +41,9 @@ PLANS: dict[str, dict[str, Any]] = {
     "grpo_full_8b_8gpu": dict(
         model="Qwen2.5 7B", post_training="grpo", n_gpus=8, zero_stage=3, micro_batch=1
     ),
+    "ppo_full_8b_8gpu": dict(
+        model="Llama 3.1 8B", post_training="ppo", n_gpus=8, zero_stage=3, micro_batch=1
+    ),
     "tp4_pp2_70b_64gpu": dict(
         model="Llama 3.1 70B",
         n_gpus=64,
@@ -56,6 +59,8 @@ PLANS: dict[str, dict[str, Any]] = {
     "pp2_zero3_8b_16gpu": dict(
         model="Llama 3.1 8B", n_gpus=16, pp=2, zero_stage=3, micro_batch=1, grad_accum=8
     ),
+    # 28 layers on 8 stages: Megatron needs the first and last stages' layers given
+    "uneven_pp8_qwen7b_16gpu": dict(model="Qwen2.5 7B", n_gpus=16, pp=8, zero_stage=1, grad_accum=8),
     "cp2_8b_16gpu": dict(model="Llama 3.1 8B", n_gpus=16, cp=2, zero_stage=3, micro_batch=1, seq_len=32768),
     "ep8_tp2_moe_64gpu": dict(
         model="Qwen3 30B A3B", n_gpus=64, tp=2, ep=8, sequence_parallel=True, zero_stage=1, micro_batch=1

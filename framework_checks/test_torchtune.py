@@ -89,3 +89,10 @@ def test_the_tune_command_validates_a_file(tmp_path) -> None:
 def test_post_training_torchtune_cannot_run_is_refused_with_the_reason() -> None:
     reasons = refused("torchtune")
     assert "grpo_full_8b_8gpu" in reasons and "trl" in reasons["grpo_full_8b_8gpu"]
+    assert "ppo_full_8b_8gpu" in reasons and "ppo_full_finetune_single_device" in reasons["ppo_full_8b_8gpu"]
+
+
+def test_the_ppo_recipe_the_refusal_names_is_torchtunes() -> None:
+    from torchtune._recipe_registry import get_all_recipes
+
+    assert "ppo_full_finetune_single_device" in {entry.name for entry in get_all_recipes()}

@@ -30,4 +30,10 @@ def test_trl_argument_classes_accept_the_file(plan, path, entry, tmp_path) -> No
 
 
 def test_objectives_trl_target_lacks_are_refused() -> None:
+    assert "ppo_full_8b_8gpu" in refused("trl")
     assert all("trl target writes" in reason for reason in refused("trl").values())
+
+
+def test_every_objective_trl_has_a_config_for_is_written() -> None:
+    objectives = {entry["plan"]["post_training"] for _, _, entry in CASES}
+    assert objectives == {"sft", "dpo", "grpo"}

@@ -29,7 +29,8 @@ from planner.inputs.scenario import Scenario
 TARGET = "deepspeed"
 FILE_NAME = "ds_config.json"
 # JSON has no comments; DeepSpeedConfig reads only the keys it knows at the top level, so the release and the
-# install line travel under a key of their own (checked by make test-exports).
+# install line travel under a key of their own (DeepSpeedConfig loads the file with it in make test-exports;
+# tests/test_export_versions.py checks it names the pinned release).
 WRITTEN_FOR = {"_written_for": f"{written_for(TARGET)} By Training Run Planner."}
 # DeepSpeed's ZeRO runs its tested optimizers only (runtime/zero/utils.py ZERO_SUPPORTED_OPTIMIZERS: its own
 # Adam/AdamW/Lamb and torch's Adam/AdamW); any other needs zero_allow_untested_optimizer, else

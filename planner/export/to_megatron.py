@@ -26,7 +26,12 @@ from planner.export.export_types import (
 )
 from planner.export.serialize import args_text
 from planner.inputs.scenario import Scenario
-from planner.model.layer_split import check_layer_split, layers_per_virtual_stage
+from planner.model.layer_split import (
+    check_layer_split,
+    layers_per_virtual_stage,
+    splits_with_embedding_and_loss,
+    uneven_first_last,
+)
 from planner.model.shape import ModelShape
 from planner.resolve import model_shape
 
@@ -116,7 +121,7 @@ def _interleaving(s: Scenario, shape: ModelShape | None, gaps: Gaps) -> Args:
     """The interleaved 1F1B schedule: layers per model chunk, and the embedding/loss flags when the plan's
     split counts them as one layer each (`planner.model.layer_split`)."""
     if s.pp_virtual_stages == 1:
-        return []
+        return _uneven(s.pp, shape)
     if shape is None:
         gaps.drop(
             f"Interleaving ({s.pp_virtual_stages} virtual stages per GPU): without the model's layer count the "
@@ -129,6 +134,18 @@ def _interleaving(s: Scenario, shape: ModelShape | None, gaps: Gaps) -> Args:
     if counts_ends:
         args += [("--account-for-embedding-in-pipeline-split",), ("--account-for-loss-in-pipeline-split",)]
     return args
+
+
+def _uneven(pp: int, shape: ModelShape | None) -> Args:
+    """A plain pipeline whose layers do not split into pp equal stages, which validate_args asserts otherwise:
+    the embedding and loss counted as layers when that evens it, else explicit first and last stages."""
+    if shape is None or shape.n_layers % pp == 0:
+        return []
+    if splits_with_embedding_and_loss(shape.n_layers, pp, 1):
+        return [("--account-for-embedding-in-pipeline-split",), ("--account-for-loss-in-pipeline-split",)]
+    first, last = uneven_first_last(shape.n_layers, pp)
+    args: Args = [("--decoder-first-pipeline-num-layers", str(first))]
+    return [*args, ("--decoder-last-pipeline-num-layers", str(last))] if pp > 2 else args
 
 
 def _model(shape: ModelShape | None, s: Scenario, gaps: Gaps) -> Args:

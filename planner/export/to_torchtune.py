@@ -60,14 +60,20 @@ def export(s: Scenario) -> Export:
 
 
 def _refuse(s: Scenario) -> None:
-    if s.post_training not in ("sft", "dpo"):
-        raise PlannerError(
-            "post_training",
-            f"torchtune v0.6.1 has no recipe for {s.post_training} outside its unsupported dev/ folder; "
-            "export this plan for trl instead",
-            value=s.post_training,
-            allowed="sft or dpo for torchtune",
+    if s.post_training in ("sft", "dpo"):
+        return
+    if s.post_training == "ppo":  # recipes/ppo_full_finetune_single_device.py and its *_ppo_* configs
+        why = (
+            "torchtune v0.6.1's one PPO recipe, ppo_full_finetune_single_device, needs reward and value model "
+            "sections this export does not write"
         )
+    elif s.post_training == "grpo":  # recipes/dev/grpo_full_finetune_distributed.py
+        why = (
+            "torchtune v0.6.1 has GRPO only in its unsupported dev/ folder; export this plan for trl instead"
+        )
+    else:
+        why = f"torchtune v0.6.1 has no recipe for {s.post_training} (its preference recipes are DPO's)"
+    raise PlannerError("post_training", why, value=s.post_training, allowed="sft or dpo for torchtune")
 
 
 def _recipe(s: Scenario) -> str:

@@ -95,3 +95,15 @@ def check_interleaving(pp: int, grad_accum: int, v: int, shape: ModelShape | Non
         )
     if shape is not None:
         check_layer_split(shape.n_layers, pp, v, shape.name or "the model")
+
+
+def uneven_first_last(n_layers: int, pp: int) -> tuple[int, int]:
+    """Layers on the first and the last stage when a plain pipeline's layers do not split into pp equal
+    stages: the stages between hold ceil(n / pp) each (the planner's busiest stage, n / pp rounded up) and the
+    two ends share the rest, the ends also holding the embedding and the loss. Megatron-LM takes these as
+    --decoder-first/last-pipeline-num-layers and asserts the middle stages' layers divide evenly."""
+    middle = -(-n_layers // pp)
+    if n_layers - (pp - 2) * middle < 2:  # too few left for two ends: the middle stages hold n // pp
+        middle = n_layers // pp
+    ends = n_layers - (pp - 2) * middle
+    return ends - ends // 2, ends // 2

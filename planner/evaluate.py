@@ -23,7 +23,7 @@ from planner.formulas.memory.recipes import Method, Recompute
 from planner.formulas.memory.verdict import verdict_outputs
 from planner.formulas.operators.outputs import bound_by_code, step_parts
 from planner.formulas.operators.step import BAND, operator_compute
-from planner.formulas.step import collectives, comm, compute, timing
+from planner.formulas.step import collectives, comm, compute, contention, timing
 from planner.formulas.step.offload import OffloadStep
 from planner.multimodal import step as mm  # vision-language and diffusion parts beside the main transformer
 from planner.post.step import is_sft, policy_view, post_training_outputs
@@ -130,8 +130,9 @@ def _run(
     w, lay, g = c.workload, c.layout, c.gpu
     rates = (model_fpt, hw_fpt, w.training_tokens, processed, batch, lay.n_gpus, g.peak_flops_per_s)
     end_to_end = (utilisation_frac, g.utilisation_is_end_to_end)
+    sm_frac = contention.nccl_sm_frac(g.n_sms)
     return timing.run_time(
-        *rates, *end_to_end, step_comm, bubble, lay.overlap_frac, host, memory_bound_s, operator_s
+        *rates, *end_to_end, step_comm, bubble, lay.overlap_frac, host, memory_bound_s, operator_s, sm_frac
     )
 
 

@@ -199,7 +199,7 @@ class _Presets:
 
 def _predicted(row: dict[str, str], case: Case | str, presets: _Presets) -> dict[str, Any]:
     if isinstance(case, str):
-        return _result(row, None, case, "")
+        return _result(row, None, case, "", layout_source(row))
     scenario, facts, _ = case
     cats, label = presets.for_row(row)
     source = layout_source(row)

@@ -27,6 +27,7 @@ import numpy as np
 from planner.formulas.step.collectives import hidden_data_parallel_s
 from planner.formulas.step.comm import BYTES_PER_GB, StepComm, effective_pcie_gb_per_s, exposed_comm_s
 from planner.formulas.step.compute import Number, as_number, flops_utilisation
+from planner.formulas.step.contention import contended_s
 from planner.formulas.step.offload import NO_OFFLOAD, OffloadStep, exposed_offload_s
 
 
@@ -188,6 +189,7 @@ def run_time(
     offload: OffloadStep = NO_OFFLOAD,
     memory_bound_s: Number = 0.0,
     operator_compute_s: Number = np.nan,
+    comm_sm_frac: Number = 0.0,
 ) -> RunTime:
     """Step time, wall clock and throughput for both utilisation modes (see the module docstring).
 
@@ -211,12 +213,14 @@ def run_time(
         preset_compute, hideable, comm.data_parallel_s, overlap_frac, *windows
     )
     pipelined = pipelined + comm.exposed_tensor_s
+    # Compute left beside the traffic, before the contention below (the offload hides behind what remains).
+    compute_left = preset_compute - (comm.total_s - pipelined - data_parallel)
+    pipelined, data_parallel = contended_s(comm, pipelined, data_parallel, comm_sm_frac)
     preset_step = scheduled_step_s(preset_compute, pipelined, data_parallel, bubble_frac)
     exposed = pipelined + data_parallel
     offloads = offload is not NO_OFFLOAD  # most plans (and most sweeps) put nothing on the host
     # Host transfers hide only behind the compute that communication has not already hidden behind; sharing
     # it twice made a faster GPU slower when both exceeded the compute (tests/test_properties.py example).
-    compute_left = preset_compute - (comm.total_s - exposed)
     offload_s = exposed_offload_s(offload, compute_left, overlap_frac) if offloads else 0.0
     preset_step = preset_step + offload_s if offloads else preset_step
 

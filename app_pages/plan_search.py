@@ -52,6 +52,9 @@ TABLE_COLUMNS = {
     "ep": st.column_config.NumberColumn("EP", format="%d", help="expert-parallel degree (MoE models)"),
     "dp": st.column_config.NumberColumn("DP", format="%d"),
     "zero_stage": st.column_config.NumberColumn("ZeRO", format="%d"),
+    "hybrid_shard": st.column_config.CheckboxColumn(
+        "HSDP", help="ZeRO shards within a node, replicas across nodes"
+    ),
     "recompute": st.column_config.TextColumn("Recompute"),
     "micro_batch": st.column_config.NumberColumn("Micro-batch", format="%d"),
     "grad_accum": st.column_config.NumberColumn("Accumulation", format="%d"),

@@ -156,6 +156,23 @@ def test_pipeline_sends_pay_latency_per_micro_batch():
     assert pipelined_s == pytest.approx(16 * 11.8 * US, rel=1e-12)
 
 
+def test_context_parallel_ring_passes_pay_latency_per_layer():
+    # CP 4 inside a node (tp 2: 8 ranks), 32 layers, 2 micro-batches: 3 forward passes + 6 backward per layer and
+    # micro-batch = 9 × 32 × 2 = 576 sends of 8.4 + 3.4 = 11.8 µs, plus TP 2's 4 × 32 × 2 = 256 all-reduces of
+    # 8.4 + 2 · 1 · 3.4 = 15.2 µs. Across nodes (tp 4 · cp 4 = 16 ranks) each send pays a network step: 18 µs.
+    inside, _ = collectives.layout_latency_s(
+        tp=2, pp=1, cp=4, dp=1, shard_ranks=1, zero_stage=0, grad_accum=2, n_layers_per_stage=32,
+        full_recompute=0, n_buckets=1, gpus_per_node=8, nvlink=1,
+    )  # fmt: skip
+    assert inside == pytest.approx((576 * 11.8 + 256 * 15.2) * US, rel=1e-12)
+    across, _ = collectives.layout_latency_s(
+        tp=4, pp=1, cp=4, dp=1, shard_ranks=1, zero_stage=0, grad_accum=2, n_layers_per_stage=32,
+        full_recompute=0, n_buckets=1, gpus_per_node=8, nvlink=1,
+    )  # fmt: skip
+    tp4_s = 256 * (8.4 + 2 * 3 * 3.4)
+    assert across == pytest.approx((576 * 18.0 + tp4_s) * US, rel=1e-12)
+
+
 # --- (b) compute-dependent overlap ------------------------------------------------------------------------
 
 

@@ -40,6 +40,7 @@ LABELS = {
     "search.fix.cp": ("CP", "cp"),
     "search.fix.pp": ("PP", "pp"),
     "search.fix.zero_stage": ("ZeRO stage", "zero_stage"),
+    "search.fix.hybrid_shard": ("Hybrid shard (HSDP)", "hybrid_shard"),
     "search.fix.recompute": ("Recompute", "recompute"),
     "search.fix.micro_batch": ("Micro-batch", "micro_batch"),
     "search.fix.offload": ("CPU offload", "offload"),
@@ -71,6 +72,7 @@ def layout_choices(base: Scenario, scenario_target: int) -> LayoutChoice:
         "search.fix.cp": DEFAULT_CP_DEGREES,  # kept to the degrees the sequence allows
         "search.fix.pp": DEFAULT_PP_DEGREES,
         "search.fix.zero_stage": ZERO_STAGES,
+        "search.fix.hybrid_shard": (False, True),  # ZeRO shards within a node, replicas across nodes
         "search.fix.recompute": DEFAULT_RECOMPUTE,
         "search.fix.micro_batch": DEFAULT_MICRO_BATCHES,
         "search.fix.offload": tuple(OFFLOAD_CHOICES),
@@ -79,7 +81,7 @@ def layout_choices(base: Scenario, scenario_target: int) -> LayoutChoice:
     picked = {}
     for index, (key, values) in enumerate(options.items(), start=1):
         label = LABELS[key][0]
-        picked[key] = columns[index % 4].selectbox(label, (ANY, *values), key=key, format_func=str)
+        picked[key] = columns[index % 4].selectbox(label, (ANY, *values), key=key, format_func=_choice_words)
     left, right = st.columns(2)
     fsdp_only = left.checkbox(
         "FSDP only",
@@ -128,6 +130,11 @@ def layout_choices(base: Scenario, scenario_target: int) -> LayoutChoice:
         st.error(plain(f"FSDP only {err.problem}, but {label} is {err.value}: set {label} to any."))
         return LayoutChoice(None, target is not None)
     return LayoutChoice(space, target is not None)
+
+
+def _choice_words(value: Any) -> str:
+    """A choice as the page shows it: on/off for a flag (checked by identity: TP 1 is not "on"), else the value."""
+    return "on" if value is True else "off" if value is False else str(value)
 
 
 def _fixed(picked: dict[str, Any], n_gpus: float | None) -> dict[str, Any]:

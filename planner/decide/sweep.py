@@ -83,6 +83,7 @@ def scenario_for(row: Mapping[str, Any], base: Scenario, catalogs: Catalogs) -> 
         pp_virtual_stages=int(row.get("pp_virtual_stages", 1)),  # a row from before the column: 1F1B
         ep=int(row.get("ep", 1)),  # a row from before expert parallelism: every GPU holds every expert
         zero_stage=int(row["zero_stage"]),
+        hybrid_shard=bool(row.get("hybrid_shard", base.hybrid_shard)),  # searched since HSDP became a choice
         recompute=str(row["recompute"]),
         micro_batch=int(row["micro_batch"]),
         grad_accum=int(row["grad_accum"]),

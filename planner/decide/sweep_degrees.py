@@ -1,11 +1,14 @@
 """The parallel degrees a plan search tries for one model: tensor, context, pipeline (with virtual stages) and
-expert parallelism, each kept to what the frameworks can run for that model's shape and sequence.
+expert parallelism, each kept to what the frameworks can run for that model's shape and sequence, and where a
+hybrid shard (HSDP) is a choice of its own.
 
 Split from `planner.decide.sweep_grid` (which crosses them into layouts) so the rules for each degree sit
 together with their reasons.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from planner.model.layer_split import interleaving_fits
 
@@ -65,3 +68,27 @@ def expert_degrees(degrees: tuple[int, ...], n_experts: float | None) -> tuple[i
     which fixed choice is in the way instead of quietly running another degree."""
     allowed = [1] if not n_experts else [ep for ep in degrees if int(n_experts) % ep == 0]
     return tuple(ep for ep in allowed if ep in degrees)
+
+
+def with_hybrid_shard(
+    columns: dict[str, np.ndarray], choices: tuple[bool, ...], gpus_per_node: int
+) -> dict[str, np.ndarray]:
+    """The layouts with a `hybrid_shard` column (1.0: HSDP, 0.0: the ZeRO group spans all of dp).
+
+    With both choices allowed, a layout gets a hybrid twin only where the choice changes something: ZeRO
+    stage 1-3 sharding a data-parallel group that crosses nodes (tp·cp·dp > GPUs per node), with at least two
+    replicas' ranks inside one node to shard over (PyTorch FSDP HYBRID_SHARD / DeepSpeed ZeRO++ hpZ shard
+    within the node and replicate across nodes). One choice alone (the user fixed it) is that value everywhere.
+    """
+    n_rows = len(columns["n_gpus"])
+    if len(choices) == 1:
+        return {**columns, "hybrid_shard": np.full(n_rows, float(choices[0]))}
+    model_split = columns["tp"] * columns["cp"]
+    twins = (
+        (columns["zero_stage"] >= 1)
+        & (model_split * columns["dp"] > gpus_per_node)
+        & (np.floor(gpus_per_node / model_split) >= 2)
+    )
+    flags = np.concatenate([np.zeros(n_rows), np.ones(int(np.count_nonzero(twins)))])
+    doubled = {name: np.concatenate([values, values[twins]]) for name, values in columns.items()}
+    return {**doubled, "hybrid_shard": flags}

@@ -20,6 +20,7 @@ from planner.decide.sweep_degrees import (
     expert_degrees,
     pipeline_schedules,
     tensor_parallel_degrees,
+    with_hybrid_shard,
 )
 from planner.formulas.memory.recipes import Recompute
 from planner.inputs import scenario
@@ -48,7 +49,7 @@ DEFAULT_EXPERT_DEGREES = (1, 2, 4, 8, 16, 32, 64)
 # 5 M layouts keep the grid's own columns near 320 MB; the default search holds a few hundred thousand.
 MAX_LAYOUTS = 5_000_000
 # the layout's order in the grid: GPU count, model split, ZeRO stage, recompute, micro-batch
-SORT_COLUMNS = ("n_gpus", "tp", "pp", "cp", "zero_stage", "recompute", "micro_batch_seqs")
+SORT_COLUMNS = ("n_gpus", "tp", "pp", "cp", "zero_stage", "hybrid_shard", "recompute", "micro_batch_seqs")
 # the `planner.columns` layout columns a layout sets (micro-batch in sequences, accumulation in micro-batches);
 # the last, ep, only in a grid that varies it (a model with routed experts)
 LAYOUT_COLUMNS = (
@@ -74,6 +75,8 @@ class SearchSpace:
     tp_degrees: tuple[int, ...] | None = None  # None: every divisor of gpus_per_node (TP stays inside a node)
     # context parallelism, kept to the degrees the sequence allows (sweep_degrees.context_parallel_degrees)
     cp_degrees: tuple[int, ...] = DEFAULT_CP_DEGREES
+    # hybrid sharding (HSDP) tried beside the flat ZeRO group where it changes something (with_hybrid_shard)
+    hybrid_shards: tuple[bool, ...] = (False, True)
     pp_degrees: tuple[int, ...] = DEFAULT_PP_DEGREES
     zero_stages: tuple[int, ...] = DEFAULT_ZERO_STAGES
     recompute: tuple[str, ...] = DEFAULT_RECOMPUTE
@@ -110,6 +113,8 @@ class SearchSpace:
             values = getattr(self, name)
             if values is not None and (not values or min(values) < 1):
                 raise ValueError(f"{name}: give at least one whole number >= 1 (got {values})")
+        if not self.hybrid_shards:
+            raise ValueError("hybrid_shards: allow at least one of False, True")
         if self.generation_gpus is not None and (not self.generation_gpus or min(self.generation_gpus) < 0):
             raise ValueError(
                 f"generation_gpus: give at least one whole number >= 0 (got {self.generation_gpus})"
@@ -198,8 +203,9 @@ def layout_grid(
             )
     names = LAYOUT_COLUMNS if eps != (1,) else LAYOUT_COLUMNS[:-1]  # a dense grid keeps the scenario's ep 1
     columns = {name: np.concatenate([p[name] for p in parts]) if parts else np.empty(0) for name in names}
+    columns = with_hybrid_shard(columns, space.hybrid_shards, base.gpus_per_node)
     order = np.lexsort([columns[name] for name in reversed(SORT_COLUMNS)])
-    n_candidates = len(counts) * len(tps) * len(cps) * len(schedules) * n_other
+    n_candidates = len(counts) * len(tps) * len(cps) * len(schedules) * n_other * len(space.hybrid_shards)
     return LayoutGrid(
         {k: v[order] for k, v in columns.items()}, target_sequences=target, n_candidates=n_candidates
     )

@@ -189,7 +189,11 @@ def result_frame(
         out = evaluate(one.columns.replace(**layout))
         figures = shown(out, _FLOAT + (GENERATION_FIGURES if generating else ()))
         verdicts = np.broadcast_to(np.asarray(out["fit_verdict"], dtype=float), len(where))
-        for name in (*OFFLOAD_COLUMNS, "ep"):  # the scenario's own unless the grid varies them
+        for name in (
+            *OFFLOAD_COLUMNS,
+            "ep",
+            "hybrid_shard",
+        ):  # the scenario's own unless the grid varies them
             layout.setdefault(name, np.full(len(where), float(getattr(one.columns.layout, name))))
         for i, position in enumerate(where):
             records[position] = {
@@ -229,7 +233,7 @@ def _record(gpu: str, layout: dict[str, np.ndarray], figures: dict[str, Any], i:
         "micro_batch": int(micro_batch),
         "grad_accum": int(accum),
         "global_batch_sequences": int(micro_batch * accum * dp),
-        **{name: bool(layout[name][i]) for name in OFFLOAD_COLUMNS},
+        **{name: bool(layout[name][i]) for name in (*OFFLOAD_COLUMNS, "hybrid_shard")},
         **{name: _value(values, i) for name, values in figures.items()},
         **({"generation_gpus": int(layout["n_generation_gpus"][i])} if "n_generation_gpus" in layout else {}),
     }
@@ -270,6 +274,7 @@ _SCHEMA: dict[str, Any] = {
     "recompute": pl.String,
     **dict.fromkeys(_INT[8:], pl.Int64),
     **dict.fromkeys(OFFLOAD_COLUMNS, pl.Boolean),
+    "hybrid_shard": pl.Boolean,  # HSDP: ZeRO shards inside a node, replicas across nodes
     **dict.fromkeys(_FLOAT, pl.Float64),
     "fit_verdict": pl.String,  # "fits" or "tight — may run out of memory" (planner.formulas.memory.verdict)
     "bound_by": pl.String,

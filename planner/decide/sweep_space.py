@@ -1,6 +1,6 @@
 """A search that obeys: the layout choices a user fixed become the search space, in this one place.
 
-The plan search varies the GPU count, tensor, context and pipeline parallelism (with its virtual stages), the ZeRO stage, recompute, the
+The plan search varies the GPU count, tensor, context and pipeline parallelism, hybrid sharding (with its virtual stages), the ZeRO stage, recompute, the
 micro-batch and (when nothing else fits) CPU offload. Whatever the user fixed of these is searched at that value
 only; everything else is free. The CLI fixes the flags typed explicitly (`--tp 1`; `--tp any` frees it), the Plan
 search page its "any"/value choices; both build the space through `obeying_space`, and the fallback passes and
@@ -31,6 +31,7 @@ SEARCHED_FIELDS = (
     "pp_virtual_stages",
     "ep",
     "zero_stage",
+    "hybrid_shard",
     "recompute",
     "micro_batch",
     "offload_optimizer",
@@ -45,6 +46,7 @@ FIELD_WORDS = {
     "pp_virtual_stages": "virtual stages",
     "ep": "EP",
     "zero_stage": "ZeRO stage",
+    "hybrid_shard": "hybrid shard (HSDP)",
     "recompute": "recompute",
     "micro_batch": "micro-batch",
     "offload_optimizer": "optimizer offload",
@@ -91,6 +93,7 @@ def obeying_space(
         "pp_virtual_stages": "virtual_stages",
         "ep": "expert_degrees",
         "zero_stage": "zero_stages",
+        "hybrid_shard": "hybrid_shards",
         "recompute": "recompute",
         "micro_batch": "micro_batches",
         "generation_gpus": "generation_gpus",

@@ -39,7 +39,8 @@ def label(row: Mapping[str, Any]) -> str:
         parts.append(f"interleaved ×{row['pp_virtual_stages']}")
     if row.get("ep", 1) > 1:
         parts.append(f"EP {row['ep']}")
-    parts.append(f"ZeRO-{row['zero_stage']}")
+    hybrid = row.get("hybrid_shard") and row["zero_stage"] >= 1  # nothing to shard at ZeRO-0
+    parts.append(f"ZeRO-{row['zero_stage']}" + (" sharded within each node (HSDP)" if hybrid else ""))
     parts.append(RECOMPUTE_WORDS.get(str(row["recompute"]), str(row["recompute"])))
     parts.append(f"micro-batch {row['micro_batch']}")
     if row.get("offload_params"):

@@ -187,8 +187,10 @@ def layout_latency_s(
     Counts: TP all-reduces 4 per layer per micro-batch (2 forward, 2 backward; +2 with full recomputation), over
     tp ranks; pipeline sends 2 per model chunk per micro-batch (an activation forward, a gradient back); the
     data-parallel collectives of `data_parallel_collectives` over the DP group (stride tp·cp), the sharded ones
-    over the `shard_ranks` of a hybrid shard. Left out: context-parallel ring steps, the expert all-to-alls and
-    the cross-node replica all-reduce of a hybrid shard (far fewer, larger messages).
+    over the `shard_ranks` of a hybrid shard; context parallelism's ring attention passes K and V cp−1 times per
+    layer and micro-batch in the forward and twice that in the backward (K, V and their gradients), each pass a
+    send/receive pair over the link its tp·cp ranks span. Left out: the expert all-to-alls and the cross-node
+    replica all-reduce of a hybrid shard (far fewer, larger messages).
     """
     # Written for the plan search, which runs this on every fitting row: each term is skipped where no row has
     # it, and the DP group's one ring serves both the DDP all-reduces and (without a hybrid shard) ZeRO's.
@@ -202,6 +204,9 @@ def layout_latency_s(
     if np.any(pp > 1):
         p2p = NCCL_BASE_LATENCY_S + np.where(2.0 * span > gpus_per_node, NCCL_NETWORK_STEP_S, intra)
         in_pipeline = in_pipeline + (pp > 1) * (2.0 * n_virtual_stages * grad_accum) * p2p
+    if np.any(cp > 1):
+        pass_s = NCCL_BASE_LATENCY_S + np.where(tp * cp > gpus_per_node, NCCL_NETWORK_STEP_S, intra)
+        in_pipeline = in_pipeline + 3.0 * (cp - 1) * (n_layers_per_stage * grad_accum) * pass_s
     dp_steps = ring_steps_s(dp, span, gpus_per_node, intra)
     # The sweep rarely shards within a node: the shard group is then the DP group (one latency, not two).
     shard_s = NCCL_BASE_LATENCY_S + dp_steps

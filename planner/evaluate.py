@@ -235,7 +235,7 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     host = offload_step(c, breakdown)
     common = (c, model_fpt, hw_fpt, processed, batch, step_comm, bubble)
     a2a_s, expert_at_peak_s = moe_critical_path_s(c)  # the experts' extra time scales with 1 / utilisation
-    ops, op_s = operator_compute(c)  # NaN without a shape: the preset's utilisation then
+    ops, op_s = operator_compute(c, adapter_s)  # NaN without a shape: the preset's utilisation then
     # the encoders' and VAE's FLOPs at the matmul rate where the operators time the step (in hw_fpt otherwise)
     side_at_peak_s = np.where(np.isnan(op_s), 0.0, mm.side_flops_per_token(c) * batch / lay.n_gpus)
     side_at_peak_s = side_at_peak_s / c.gpu.peak_flops_per_s
@@ -243,7 +243,7 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
     def serial_s(utilisation_frac: Any) -> Any:  # per-step work on the critical path beside the FLOPs
         at_peak_s = expert_at_peak_s + side_at_peak_s
         return (
-            adapter_s
+            np.where(np.isnan(op_s), adapter_s, 0.0)  # the operator model runs the adapters inside its passes
             + a2a_s
             + mm.side_step_s(c)
             + at_peak_s / np.where(np.isnan(op_s), utilisation_frac, ops.gemm_frac)
@@ -266,7 +266,11 @@ def evaluate(c: Columns, everything: bool = True, memory: Memory | None = None) 
             g.utilisation_is_end_to_end, 0.0, expert_at_peak_s / g.utilisation_frac
         ),
         "offload_time_s": typical.offload_time_s,
-        "adapter_memory_time_s": np.where(g.utilisation_is_end_to_end, 0.0, adapter_s),
+        # what the step pays for the adapters: all of it beside a preset, what the launches leave visible beside
+        # the operator model
+        "adapter_memory_time_s": np.where(
+            g.utilisation_is_end_to_end, 0.0, np.where(np.isnan(op_s), adapter_s, ops.adapter_s)
+        ),
         "bubble_frac": typical.bubble_frac,
         "tokens_per_s_per_gpu": typical.tokens_per_s_per_gpu,
         "mfu": typical.mfu,

@@ -74,7 +74,7 @@ def step_parts(ops: Any, run: Any, operator_s: Any, split: Any, bubble_frac: Any
     a shape), `split` 1 where the step is modelled part by part (0: the user's end-to-end MFU)."""
     modelled = np.where(np.isnan(operator_s), 0.0, split)
     scale = np.where(modelled > 0, 1.0, 0.0)
-    residual = np.nan_to_num(operator_s) - np.nan_to_num(ops.compute_s)
+    residual = np.nan_to_num(operator_s) - np.nan_to_num(ops.compute_s) - np.nan_to_num(ops.adapter_s)
     return {
         "gemm_time_s": ops.gemm_s * scale,
         "attention_time_s": ops.attention_s * scale,

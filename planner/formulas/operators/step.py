@@ -25,6 +25,7 @@ import numpy as np
 
 from planner.formulas.memory.recipes import Method, Recompute
 from planner.formulas.operators import attention, dispatch, eager, gemm, memory_bound
+from planner.formulas.step.adapter_time import ADAPTER_BACKWARD_TOUCHES, ADAPTER_FORWARD_TOUCHES
 from planner.formulas.step.compute import Number, attention_fwd_flops_per_token
 
 
@@ -40,6 +41,7 @@ class OperatorStep:
     optimizer_s: Number  # the optimizer update and clipping (part of memory_bound_s), once per step
     gemm_frac: Number  # the layers' forward GEMMs' share of the matmul peak (the MoE experts' rate)
     residual_compute_s: Number  # compute_s with the GPU's work (not the host's launches) ÷ the residual
+    adapter_s: Number  # the adapters' memory-bound time the launches do not hide (inside residual_compute_s)
 
 
 def _shapes(c: Any, tokens: Any) -> tuple[Any, Any]:
@@ -192,10 +194,15 @@ def _optimizer_s(c: Any) -> Any:
 
 
 def operator_step(
-    c: Any, host_s_per_kernel: Any = dispatch.HOST_S_PER_KERNEL, residual_frac: Any = 1.0
+    c: Any,
+    host_s_per_kernel: Any = dispatch.HOST_S_PER_KERNEL,
+    residual_frac: Any = 1.0,
+    adapter_s: Any = 0.0,
 ) -> OperatorStep:
     """Seconds per optimizer step on one GPU by kind of operator (see the module docstring). `residual_frac`
-    divides the GPU's work only: the host's launches are timed by their own measurement (dispatch)."""
+    divides the GPU's work only: the host's launches are timed by their own measurement (dispatch).
+    `adapter_s`: LoRA/QLoRA memory-bound GPU time per step (`planner.step_parts.adapter_memory_time_s`), run
+    inside each pass, so it hides under the host's launches as the full run's weight gradients do."""
     lay = c.layout
     tokens = lay.micro_batch_seqs * c.workload.seq_len_tokens / lay.cp  # this GPU's tokens per micro-batch
     shards = lay.tp * lay.pp  # FLOPs per token are for the whole model; a GPU holds 1/(tp·pp) of them
@@ -212,10 +219,14 @@ def operator_step(
     if on is not False:  # Hugging Face eager code dispatches its aten operations one by one
         eager_fwd, eager_bwd = eager.host_s(c, layers)
         fwd_host, bwd_host = np.where(on, eager_fwd, fwd_host), np.where(on, eager_bwd, bwd_host)
-    fwd, bwd = dispatch.host_or_gpu_s(gpu_fwd, fwd_host), dispatch.host_or_gpu_s(gpu_bwd, bwd_host)
     n = lay.n_micro_batches
+    adapter_fwd = adapter_s / n * ADAPTER_FORWARD_SHARE
+    adapter_bwd = adapter_s / n - adapter_fwd
+    fwd, bwd = dispatch.host_or_gpu_s(gpu_fwd, fwd_host), dispatch.host_or_gpu_s(gpu_bwd, bwd_host)
     fwd_r = dispatch.host_or_gpu_s(gpu_fwd / residual_frac, fwd_host)
     bwd_r = dispatch.host_or_gpu_s(gpu_bwd / residual_frac, bwd_host)
+    adapter_fwd = dispatch.host_or_gpu_s(gpu_fwd / residual_frac + adapter_fwd, fwd_host) - fwd_r
+    adapter_bwd = dispatch.host_or_gpu_s(gpu_bwd / residual_frac + adapter_bwd, bwd_host) - bwd_r
     return OperatorStep(
         gemm_s=n * (gemm_fwd + gemm_bwd + gemm_rc),
         attention_s=n * (attn_fwd + attn_bwd),
@@ -224,9 +235,14 @@ def operator_step(
         compute_s=n * (fwd + bwd) + optimizer,
         optimizer_s=optimizer,
         gemm_frac=gemm_frac,
-        residual_compute_s=n * (fwd_r + bwd_r) + optimizer / residual_frac,
+        residual_compute_s=n * (fwd_r + bwd_r + adapter_fwd + adapter_bwd) + optimizer / residual_frac,
+        adapter_s=n * (adapter_fwd + adapter_bwd),
     )
 
+
+# The adapters' forward share of their memory-bound bytes: PEFT's unfused layer touches 1.5 (d_in + d_out) per
+# token forward and 2 backward (planner.formulas.step.adapter_time); a recomputed forward runs in the backward.
+ADAPTER_FORWARD_SHARE = ADAPTER_FORWARD_TOUCHES / (ADAPTER_FORWARD_TOUCHES + ADAPTER_BACKWARD_TOUCHES)
 
 # The band around the operator model's compute: ±20 % of its rate, the narrowest band the efficiency presets
 # allowed (planner.catalogue.efficiency.MIN_BAND_FRAC: one setup cannot show the spread between a first attempt
@@ -234,8 +250,8 @@ def operator_step(
 BAND = (0.8, 1.2)
 
 
-def operator_compute(c: Any) -> tuple[OperatorStep, Any]:
-    """The operator model's parts and its compute per step; NaN for a model without a shape (a bare parameter
-    count has no matrices to time, so the utilisation preset stays for it)."""
-    ops = operator_step(c, residual_frac=c.gpu.residual_frac)  # NaN residual: presets
+def operator_compute(c: Any, adapter_s: Any = 0.0) -> tuple[OperatorStep, Any]:
+    """The operator model's parts and its compute per step (the adapters' memory-bound time inside it); NaN for
+    a model without a shape (a bare parameter count has no matrices to time, so the utilisation preset stays)."""
+    ops = operator_step(c, residual_frac=c.gpu.residual_frac, adapter_s=adapter_s)  # NaN residual: presets
     return ops, np.where(c.model.has_shape > 0, ops.residual_compute_s, np.nan)

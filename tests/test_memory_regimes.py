@@ -157,3 +157,21 @@ def test_peft_pure_bf16_model_states_add_eight_bytes_per_adapter_parameter():
     bf16 = estimate(base, default_catalogs()).model_state_gib_per_device
     fp32 = estimate(base.updated(hf_eager_code=True), default_catalogs()).model_state_gib_per_device
     assert fp32 - bf16 == pytest.approx(41_943_040 * 8 / 8 / GIB, rel=0.01)
+
+
+@pytest.mark.parametrize(("method", "cached"), [("full", True), ("lora", True), ("qlora", False)])
+def test_fp8_cache_covers_routed_experts_and_a_lora_base_not_a_4bit_one(method, cached):
+    """Transformer Engine's GroupedLinear caches each expert's fp8 weight, and a frozen base linear is cached
+    like a trained one; QLoRA's NF4 base runs in bitsandbytes, outside TE. Mixtral 8x7B on one GPU: 46,702,792,704
+    parameters (its Hugging Face model card) less the untied 32,000 × 4,096 embedding and head = 46,440,648,704
+    layer parameters (experts included), 2 B each."""
+    cats = default_catalogs()
+    base = Scenario(
+        model="Mixtral 8x7B", gpu="H100 SXM", n_gpus=1, zero_stage=0, seq_len=1024, method=method,
+        precision="fp8_mixed",
+    )  # fmt: skip
+    added_gib = (
+        estimate(base.updated(fp8_weight_cache=True), cats).weights_gib - estimate(base, cats).weights_gib
+    )
+    expected_gib = 2.0 * (46_702_792_704 - 2 * 32_000 * 4_096) / GIB if cached else 0.0
+    assert added_gib == pytest.approx(expected_gib, rel=1e-6, abs=1e-9)

@@ -92,7 +92,7 @@ def model_columns(s: Scenario, shape: ModelShape | None) -> tuple[ModelColumns, 
 
 
 def recipe_columns(s: Scenario) -> RecipeColumns:
-    recipe = recipe_bytes_per_param(s.method, s.optimizer, s.precision, s.qlora_double_quant)
+    recipe = recipe_bytes_per_param(s.method, s.optimizer, s.precision, s.qlora_double_quant, s.hf_eager_code)
     return RecipeColumns(
         method=float(Method.of(s.method)),
         weight_bytes_per_param=recipe["weights"],

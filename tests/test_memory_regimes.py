@@ -127,3 +127,51 @@ def test_the_plan_inputs_reach_the_memory_model():
     # parameters less the 2 × 525,336,576 of embedding and head)
     added_gib = cached.weights_gib - estimate(fp8, cats).weights_gib
     assert added_gib == pytest.approx(2.0 * (8_030_261_248 - 2 * 525_336_576) / 8 / GIB, rel=1e-6)
+
+
+# --- PEFT's fp32 adapters in pure bf16 ----------------------------------------------------------------------
+def test_peft_adapters_are_fp32_in_pure_bf16_and_torchtune_adapters_are_not():
+    """PEFT upcasts adapters to fp32 by default (`autocast_adapter_dtype=True`); torchtune builds them in bf16."""
+    from planner.formulas.memory.recipes import recipe_bytes_per_param
+
+    peft = recipe_bytes_per_param("lora", "adamw", "bf16_pure", peft_adapters=True)
+    tune = recipe_bytes_per_param("lora", "adamw", "bf16_pure", peft_adapters=False)
+    assert (peft["weights"], peft["grads"], peft["master"], peft["optimizer"]) == (4.0, 4.0, 0.0, 8.0)
+    assert (tune["weights"], tune["grads"], tune["master"], tune["optimizer"]) == (2.0, 2.0, 0.0, 4.0)
+    assert peft["frozen_weights"] == peft["frozen_other_weights"] == 2.0, "the frozen base stays bf16"
+    qlora = recipe_bytes_per_param("qlora", "paged_adamw_8bit", "bf16_pure", peft_adapters=True)
+    assert (qlora["weights"], qlora["grads"]) == (4.0, 4.0)
+    mixed = recipe_bytes_per_param("lora", "adamw", "bf16_mixed", peft_adapters=True)
+    assert mixed == recipe_bytes_per_param("lora", "adamw", "bf16_mixed"), (
+        "16 B per adapter parameter either way"
+    )
+    full = recipe_bytes_per_param("full", "adamw", "bf16_pure", peft_adapters=True)
+    assert full["weights"] == 2.0, "no adapters: the recipe's own dtype"
+
+
+def test_peft_pure_bf16_model_states_add_eight_bytes_per_adapter_parameter():
+    """Llama 3.1 8B, rank 16 on every linear layer: 41,943,040 adapter parameters (PEFT's print_trainable_parameters
+    for Llama 3 8B, r = 16, all linear). fp32 against bf16: (4 + 4 + 8) − (2 + 2 + 4) = 8 B each, sharded over the
+    default 8 GPUs by ZeRO-3."""
+    base = Scenario(method="lora", precision="bf16_pure", hf_eager_code=False)
+    bf16 = estimate(base, default_catalogs()).model_state_gib_per_device
+    fp32 = estimate(base.updated(hf_eager_code=True), default_catalogs()).model_state_gib_per_device
+    assert fp32 - bf16 == pytest.approx(41_943_040 * 8 / 8 / GIB, rel=0.01)
+
+
+@pytest.mark.parametrize(("method", "cached"), [("full", True), ("lora", True), ("qlora", False)])
+def test_fp8_cache_covers_routed_experts_and_a_lora_base_not_a_4bit_one(method, cached):
+    """Transformer Engine's GroupedLinear caches each expert's fp8 weight, and a frozen base linear is cached
+    like a trained one; QLoRA's NF4 base runs in bitsandbytes, outside TE. Mixtral 8x7B on one GPU: 46,702,792,704
+    parameters (its Hugging Face model card) less the untied 32,000 × 4,096 embedding and head = 46,440,648,704
+    layer parameters (experts included), 2 B each."""
+    cats = default_catalogs()
+    base = Scenario(
+        model="Mixtral 8x7B", gpu="H100 SXM", n_gpus=1, zero_stage=0, seq_len=1024, method=method,
+        precision="fp8_mixed",
+    )  # fmt: skip
+    added_gib = (
+        estimate(base.updated(fp8_weight_cache=True), cats).weights_gib - estimate(base, cats).weights_gib
+    )
+    expected_gib = 2.0 * (46_702_792_704 - 2 * 32_000 * 4_096) / GIB if cached else 0.0
+    assert added_gib == pytest.approx(expected_gib, rel=1e-6, abs=1e-9)

@@ -97,9 +97,17 @@ def test_new_terms_never_lower_the_peak(
         method=method, recompute=recompute, micro_batch=micro_batch, grad_accum=grad_accum,
         zero_stage=zero_stage, dp=dp, lora_rank=16, lora_all_linear=float(all_linear), seq_len=2048,
     )  # fmt: skip
-    peak = float(memory_per_gpu(base).peak_bytes)
-    for change in ({"lora_dropout": 1.0}, {"fp32_grad_buffers": 1.0}):
-        assert float(memory_per_gpu(replace(base, **change)).peak_bytes) >= peak
+    plain = memory_per_gpu(base)
+    peak = float(plain.peak_bytes)
+    assert float(memory_per_gpu(replace(base, lora_dropout=1.0)).peak_bytes) >= peak
+    # fp32 buffers hold more gradient bytes, but they are the optimizer's fp32 gradients too (Megatron's
+    # distributed optimizer steps on a view of main_grad), so the step's fp32 copy goes: the peak may fall by
+    # at most that copy and the allocator slack over it (full training, no accumulation: 2 + 4 B of gradient and
+    # copy become one 4 B buffer)
+    buffered = memory_per_gpu(replace(base, fp32_grad_buffers=1.0))
+    assert float(buffered.gradients_bytes) >= float(plain.gradients_bytes)
+    copy = (1.0 + base.fragmentation_frac) * float(plain.optimizer_step_temp_bytes)
+    assert float(buffered.peak_bytes) >= peak - copy
     # and the adapters' own term: a rank-0 adapter saves nothing, rank 16 never less
     assert peak >= float(memory_per_gpu(replace(base, lora_rank=0.0)).peak_bytes)
 

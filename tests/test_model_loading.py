@@ -212,8 +212,9 @@ def test_cli_estimate_shows_the_loading_peak():
 
 # --- app ----------------------------------------------------------------------------------------------------
 def test_app_select_sets_model_loading_and_the_memory_page_shows_the_peak(app):
+    from ui.memory_inputs import MODEL_LOADING_LABELS
     from ui.state import SCENARIO_KEY
-    from ui.training_setup import MODEL_LOADING_LABELS, OPEN_KEY
+    from ui.training_setup import OPEN_KEY
 
     assert tuple(MODEL_LOADING_LABELS) == ("sharded", "full_on_gpu")
     app.session_state[OPEN_KEY] = True  # the sidebar's training setup draws its inputs only while open

@@ -6,8 +6,8 @@ The sweep runs once for the module (two to four minutes on two free cores). What
 - where the optimizer step is the peak of both (full training, AdamW, no accumulation), the two agree
   within 1 %: the model-state arithmetic (bf16 weights and gradients, fp32 master, AdamW states, the fp32
   gradient copy, foreach's temporary) is the same in both;
-- for LoRA the formulas' model states match the traced ones up to the adapters' gradients, so the
-  disagreements sit in activations and logits;
+- for LoRA the formulas' model states match the traced ones up to the adapters' gradients (PEFT's fp32
+  adapters in pure bf16 as in mixed precision), so the disagreements sit in activations and logits;
 - the target: the formulas' allocated peak within 10 % of the traced one on at least 90 % of the plans
   (docs/trace-vs-formula.md lists the plans outside it and what explains each).
 """
@@ -63,14 +63,19 @@ def test_lora_model_states_agree(rows):
     """LoRA's states hardly change through the step (frozen base, small adapters). The formulas charge the
     adapters' gradients for the whole backward, the trace has made only part of them at its peak: under mixed
     precision the formulas' states are at least the traced ones and at most 8 % above (at rank 4 on width 256 the
-    adapters' gradients are about 5 % of the states). In pure bf16 the formulas' recipe gives the adapters 2-byte
-    weights and gradients where PEFT keeps them in fp32: up to 9 % below here, where the adapters weigh 30 times
-    more against the base than rank 16 on a 4,096-wide model. On one GPU: under FSDP2 the gathered weights are
-    created inside the blocks' forward and so counted with the activations."""
-    for r in (r for r in rows if r["method"] == "lora" and r["n_gpus"] == 1):
-        low = 0.91 if r["precision"] == "bf16_pure" else 0.999
+    adapters' gradients are about 5 % of the states). In pure bf16 too: the formulas give PEFT's adapters fp32
+    weights, gradients and AdamW states as PEFT makes them (planner.formulas.memory.recipes), where a 2-byte
+    recipe fell up to 9 % below here (the adapters weigh 30 times more against the base than rank 16 on a
+    4,096-wide model). With gradient accumulation the second micro-batch's backward holds every adapter's
+    `.grad` from the first, and autograd makes each fresh gradient before adding it in: one adapter matrix's
+    gradient the formulas do not charge, under 0.5 % of the states here. On one GPU: under FSDP2 the gathered
+    weights are created inside the blocks' forward and so counted with the activations."""
+    lora = [r for r in rows if r["method"] == "lora" and r["n_gpus"] == 1]
+    assert {"bf16_pure", "bf16_mixed"} <= {r["precision"] for r in lora}
+    for r in lora:
+        low = 0.995 if r["grad_accum"] > 1 else 0.999
         assert (
-            r["traced_states_bytes"] * low <= r["formula_states_bytes"] <= 1.08 * r["traced_states_bytes"]
+            low * r["traced_states_bytes"] <= r["formula_states_bytes"] <= 1.08 * r["traced_states_bytes"]
         ), r
 
 

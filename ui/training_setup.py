@@ -11,6 +11,7 @@ import streamlit as st
 
 from planner import Scenario
 from ui.estimate_cache import current_resolved
+from ui.memory_inputs import render_memory_inputs
 from ui.number_entry import number_entry
 from ui.post_training_inputs import (
     METHOD_LABEL,
@@ -55,11 +56,6 @@ REDUCE_DTYPE_LABELS = {
     "fp32": "fp32",
     "bf16": "bf16",
     "fp16": "fp16",
-}
-MODEL_LOADING_LABEL = "Model loading"
-MODEL_LOADING_LABELS = {
-    "sharded": "sharded as it loads (meta device, zero.Init, CPU-RAM-efficient)",
-    "full_on_gpu": "whole model on each GPU, then sharded",
 }
 OVERLAP_MODEL_LABEL = "Communication overlap model"
 OVERLAP_MODEL_LABELS = {
@@ -121,7 +117,7 @@ def render_training_setup(page_title: str) -> None:
         _method_inputs()
         _batch_inputs()
         _sharding_inputs()
-        _memory_inputs()
+        render_memory_inputs()
 
 
 def _derived_seq_len() -> int | None:
@@ -261,37 +257,3 @@ def _sharding_inputs() -> None:
     )
     number_entry("Context parallel", "cp")
     bound(st.checkbox, "Sequence parallelism", "sequence_parallel")
-
-
-def _memory_inputs() -> None:
-    bound(st.checkbox, "Flash attention", "flash_attention")
-    bound(st.checkbox, "Fused / chunked cross-entropy", "fused_cross_entropy")
-    bound(st.checkbox, "Offload optimizer to CPU", "offload_optimizer")
-    bound(st.checkbox, "Offload parameters to CPU", "offload_params")
-    bound(
-        st.checkbox,
-        "Optimizer step is torch.optim's foreach",
-        "optimizer_foreach",
-        help="Plain torch.optim with neither foreach nor fused set runs its foreach step on CUDA, which holds "
-        "one temporary the size of the parameters it updates; torchtitan, torchtune and DeepSpeed use fused "
-        "in-place kernels (off).",
-    )
-    bound(
-        st.selectbox,
-        MODEL_LOADING_LABEL,
-        "model_loading",
-        options=list(MODEL_LOADING_LABELS),
-        format_func=MODEL_LOADING_LABELS.get,
-        help="Whole model on each GPU: model.cuda() or from_pretrained(device_map='cuda') before FSDP wraps it, "
-        "so every GPU first holds all the weights at their load dtype (a 70B model in bf16: 141 GB). Sharded: "
-        "torchtitan/torchtune meta-device init, DeepSpeed zero.Init, accelerate's fsdp_cpu_ram_efficient_loading "
-        "or FSDP with device_id on a CPU model; loading then stays below the training peak.",
-    )
-    number_entry(
-        "Framework overhead per GPU (GiB)",
-        "overhead_gib",
-        placeholder="modelled: CUDA context, cuBLAS, NCCL",
-        help="Empty: 0.75 GiB CUDA context + 2 × 32 MiB cuBLAS workspaces + 256 MiB NCCL buffers per parallel "
-        "group spanning several GPUs. A number replaces that figure.",
-    )
-    number_entry("Allocator fragmentation (share)", "fragmentation_frac")

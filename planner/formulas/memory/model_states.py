@@ -69,11 +69,13 @@ def layer_parameters(p: MemoryInputs) -> dict[str, FloatOrArray]:
     parameter of the (frozen or trainable) embedding and head.
 
     Transformer Engine's cached fp8 weight and transpose (`planner.formulas.memory.fp8_state`) count with the
-    layer's weight bytes: they live as long as the weights, split like them over tensor-parallel ranks.
+    layer's weight bytes: they live as long as the weights, split like them over tensor-parallel ranks; for the
+    routed experts and a LoRA base too, not for QLoRA's 4-bit base (that module explains why).
     The routed experts (and their adapters) are kept apart as `expert_trainable` / `expert_weight_bytes`,
     before expert parallelism spreads them (`state_factors`); 0 for a dense model.
     """
     full = np.asarray(p.method) == Method.FULL
+    cached = select(np.asarray(p.method) == Method.QLORA, 0.0, p.fp8_cache_bytes_per_param)  # `fp8_state`
     per_layer = p.n_layers * p.tp
     dense = (p.n_params - p.n_embedding_params - p.n_head_params) / per_layer
     adapters = p.n_adapter_params / per_layer
@@ -83,17 +85,18 @@ def layer_parameters(p: MemoryInputs) -> dict[str, FloatOrArray]:
         expert = p.n_expert_params / per_layer
         dense, adapters = dense - expert, adapters - p.n_expert_adapter_params / per_layer
         expert_trainable = select(full, expert, p.n_expert_adapter_params / per_layer)
-        expert_weight_bytes = expert_trainable * p.weight_bytes + select(
-            full, 0.0, expert * p.frozen_weight_bytes
+        expert_weight_bytes = (
+            expert_trainable * p.weight_bytes
+            + select(full, 0.0, expert * p.frozen_weight_bytes)
+            + expert * cached
         )
     trainable = select(full, dense, adapters)
-    fp8_cache = select(full, dense * p.fp8_cache_bytes_per_param, 0.0)  # full fine-tuning only (`fp8_state`)
     return {
         "full": full,
         "trainable": trainable,
         "weight_bytes": trainable * p.weight_bytes
         + select(full, 0.0, dense * p.frozen_weight_bytes)
-        + fp8_cache,
+        + dense * cached,
         "expert_trainable": expert_trainable,
         "expert_weight_bytes": expert_weight_bytes,
         "edge_bytes_per_param": select(full, p.weight_bytes, p.frozen_other_weight_bytes),

@@ -36,6 +36,13 @@ Optimizer states per trainable parameter, in units of the state element above:
 LoRA and QLoRA (Hu et al. 2021; Dettmers et al. 2023): the adapters follow the recipe above; the frozen base
 holds weights only, at its storage dtype: the recipe's weight bytes for LoRA, 4-bit NF4 for QLoRA's linear
 layers (0.5 B/param + quantisation constants), while QLoRA keeps embeddings, norms and the output head 16-bit.
+With PEFT (`peft_adapters`: the Hugging Face code path) the adapters are fp32 even in pure bf16:
+`get_peft_model(..., autocast_adapter_dtype=True)`, the default, upcasts every fp16/bf16 adapter parameter to
+fp32 (`BaseTuner._cast_adapter_dtype`, src/peft/tuners/tuners_utils.py at huggingface/peft 831fd03e), so their
+weights and gradients take 4 B and torch's AdamW states, made like the parameter, 4 B each (`ADAPTER_BYTES`).
+torchtune builds its LoRA modules under the training dtype (bf16 adapters), so the table stands there. Under
+mixed precision the 16 B per adapter parameter are the same either way (4 + 4 + 0 + 8 for fp32 adapters under
+autocast, 2 + 2 + 4 + 8 with a master copy).
 """
 
 from __future__ import annotations
@@ -112,6 +119,8 @@ PP_STAGE_NAMES: Final = {0: "first pipeline stage", 1: "last pipeline stage"}
 # --- element sizes ------------------------------------------------------------------------------------------
 FP32_BYTES: Final = 4.0
 BF16_BYTES: Final = 2.0
+# PEFT's adapter dtype in pure 16-bit training (module docstring): fp32 weights, gradients and state elements
+ADAPTER_BYTES: Final = FP32_BYTES
 
 # precision -> (weights, grads, master, optimizer state element, activation element), bytes (table above)
 _PRECISION_BYTES: Final = {
@@ -174,7 +183,7 @@ def optimizer_bytes_per_param(optimizer: str, state_element_bytes: float) -> flo
 
 
 def recipe_bytes_per_param(
-    method: str, optimizer: str, precision: str, qlora_double_quant: bool = True
+    method: str, optimizer: str, precision: str, qlora_double_quant: bool = True, peft_adapters: bool = False
 ) -> dict[str, float]:
     """Bytes per parameter of every model-state component for one recipe (table in the module docstring).
 
@@ -182,6 +191,7 @@ def recipe_bytes_per_param(
     training, the adapters for LoRA/QLoRA); `frozen_weights` (per frozen linear-layer parameter of the base;
     0 for full training); `frozen_other_weights` (per frozen embedding, norm and head parameter: 16-bit under
     QLoRA, the storage dtype under LoRA); `activation_element` (bytes per saved activation element).
+    `peft_adapters`: the adapters are PEFT's, fp32 whatever the precision (module docstring).
     """
     Method.of(method)  # ValueError naming the allowed methods
     if precision not in _PRECISION_BYTES:
@@ -189,6 +199,8 @@ def recipe_bytes_per_param(
     weights, grads, master, state_element, activation = _PRECISION_BYTES[precision]
     frozen_linear = {"full": 0.0, "lora": weights, "qlora": nf4_bytes_per_param(qlora_double_quant)}[method]
     frozen_other = {"full": 0.0, "lora": weights, "qlora": BF16_BYTES}[method]
+    if peft_adapters and method != "full" and precision == "bf16_pure":  # PEFT upcasts them to fp32
+        weights = grads = state_element = ADAPTER_BYTES
     return {
         "weights": weights,
         "grads": grads,

@@ -94,7 +94,7 @@ def time() -> None:
 - **LoRA and QLoRA also pay memory-bound work** that a FLOP count misses, added to the compute: QLoRA
   dequantises every 4-bit weight of the layers into a 16-bit copy in each forward and backward pass (and the
   recomputed forward), reading the NF4 value with its constants and writing 2 bytes; each adapter reads its
-  input, writes its output and passes gradients back, about 3.5 × (d_in + d_out) elements per token
+  input, writes its output and passes gradients back, about 3.5 × (input + output width) elements per token
   (1.5 forward, 2 backward). Both run at 80 % of the GPU's memory bandwidth (what coalesced streaming kernels
   reach). The Compute page shows the share per step.
 - **Pipeline bubble** = (stages − 1) ÷ (interleaving × micro-batches + stages − 1) of each step

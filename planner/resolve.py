@@ -278,7 +278,8 @@ def _flops_rule(s: Scenario, shape: ModelShape | None) -> str:
 def _state_rule(s: Scenario) -> str:
     if s.bytes_per_param is not None:
         return f"parameters × {s.bytes_per_param:g} bytes (your figure)"
-    return f"parameters × bytes per parameter of {s.method}, {s.optimizer}, {s.precision}"
+    words = (s.method, s.optimizer, s.precision)  # in words: the app and the CLI show this rule
+    return "parameters × bytes per parameter of " + ", ".join(w.replace("_", " ") for w in words)
 
 
 def _unavailable(

@@ -7,6 +7,7 @@ from typing import Any
 import streamlit as st
 
 from planner import Scenario
+from ui.blocks import small_table
 from ui.data import catalogs, session_uploads, team_data
 from ui.methods_data import (
     accuracy_report,
@@ -156,10 +157,8 @@ def cost() -> None:
     modes = catalogs().pricing_modes.select(
         "mode", "discount_frac", "discount_frac_low", "discount_frac_high"
     )
-    st.caption("Discounts off on-demand in use (data/pricing_modes.csv):")
-    # Tables go to Streamlit as Arrow: a polars frame would be converted through pandas first, about 1 ms a
-    # table, and this page shows fourteen of them on every rerun.
-    st.dataframe(modes.to_arrow(), hide_index=True)
+    st.caption("Discounts off on-demand in use, as fractions (data/pricing_modes.csv):")
+    small_table(modes)
 
 
 def energy() -> None:
@@ -187,9 +186,9 @@ def catalogues() -> None:
     st.markdown(
         "Every figure above reads these files. Rows from a team folder or your upload are counted apart."
     )
-    st.dataframe(catalogue_summary(cats).to_arrow(), hide_index=True, width="stretch")
+    small_table(catalogue_summary(cats))
     st.markdown("**Price snapshots** (dated; a snapshot is never edited, newer prices are a new file):")
-    st.dataframe(snapshot_table(cats.prices).to_arrow(), hide_index=True, width="stretch")
+    small_table(snapshot_table(cats.prices))
     for name, file_name, frame in catalogue_frames(cats):
         section = _lazy(f"Sources of {name} ({file_name})", f"methods.sources.{file_name}")
         if section.open:

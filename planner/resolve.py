@@ -278,8 +278,7 @@ def _flops_rule(s: Scenario, shape: ModelShape | None) -> str:
 def _state_rule(s: Scenario) -> str:
     if s.bytes_per_param is not None:
         return f"parameters × {s.bytes_per_param:g} bytes (your figure)"
-    words = (s.method, s.optimizer, s.precision)  # in words: the app and the CLI show this rule
-    return "parameters × bytes per parameter of " + ", ".join(w.replace("_", " ") for w in words)
+    return f"parameters × bytes per parameter of {s.method}, {s.optimizer}, {s.precision}".replace("_", " ")
 
 
 def _unavailable(

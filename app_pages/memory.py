@@ -72,12 +72,12 @@ breakdown_table(
         ("Peak per GPU", f"largest phase: {est.peak_phase}", fmt.gib(est.peak_gib_per_device)),
         (
             "Allocated peak",
-            "tensors alive at the worst moment (torch max_memory_allocated)",
+            "tensors alive at the worst moment (what PyTorch reports as its peak allocated memory)",
             fmt.gib(est.peak_allocated_gib),
         ),
         (
             "Reserved peak",
-            "allocated + the caching allocator's slack (max_memory_reserved)",
+            "allocated + the caching allocator's slack (PyTorch's peak reserved memory)",
             fmt.gib(est.peak_reserved_gib),
         ),
         (

@@ -7,6 +7,7 @@ from typing import Any
 import streamlit as st
 
 from planner import Scenario
+from ui.blocks import small_table
 from ui.data import catalogs, session_uploads, team_data
 from ui.methods_data import (
     accuracy_report,
@@ -94,7 +95,7 @@ def time() -> None:
 - **LoRA and QLoRA also pay memory-bound work** that a FLOP count misses, added to the compute: QLoRA
   dequantises every 4-bit weight of the layers into a 16-bit copy in each forward and backward pass (and the
   recomputed forward), reading the NF4 value with its constants and writing 2 bytes; each adapter reads its
-  input, writes its output and passes gradients back, about 3.5 × (d_in + d_out) elements per token
+  input, writes its output and passes gradients back, about 3.5 × (input + output width) elements per token
   (1.5 forward, 2 backward). Both run at 80 % of the GPU's memory bandwidth (what coalesced streaming kernels
   reach). The Compute page shows the share per step.
 - **Pipeline bubble** = (stages − 1) ÷ (interleaving × micro-batches + stages − 1) of each step
@@ -158,10 +159,8 @@ def cost() -> None:
     modes = catalogs().pricing_modes.select(
         "mode", "discount_frac", "discount_frac_low", "discount_frac_high"
     )
-    st.caption("Discounts off on-demand in use (data/pricing_modes.csv):")
-    # Tables go to Streamlit as Arrow: a polars frame would be converted through pandas first, about 1 ms a
-    # table, and this page shows fourteen of them on every rerun.
-    st.dataframe(modes.to_arrow(), hide_index=True)
+    st.caption("Discounts off on-demand in use, as fractions (data/pricing_modes.csv):")
+    small_table(modes)
 
 
 def energy() -> None:
@@ -189,9 +188,9 @@ def catalogues() -> None:
     st.markdown(
         "Every figure above reads these files. Rows from a team folder or your upload are counted apart."
     )
-    st.dataframe(catalogue_summary(cats).to_arrow(), hide_index=True, width="stretch")
+    small_table(catalogue_summary(cats))
     st.markdown("**Price snapshots** (dated; a snapshot is never edited, newer prices are a new file):")
-    st.dataframe(snapshot_table(cats.prices).to_arrow(), hide_index=True, width="stretch")
+    small_table(snapshot_table(cats.prices))
     for name, file_name, frame in catalogue_frames(cats):
         section = _lazy(f"Sources of {name} ({file_name})", f"methods.sources.{file_name}")
         if section.open:

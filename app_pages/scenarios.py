@@ -39,7 +39,7 @@ from ui.library_actions import (
 )
 from ui.library_tables import compare_section, csv_section, library_table
 from ui.runs_view import plan_versus_actual_box
-from ui.share import render_share_link
+from ui.share import share_popover
 from ui.state import scenario
 
 TABLE_MAX = 200  # rows shown (and estimated) at once; a search narrows the rest
@@ -77,7 +77,7 @@ def current_section(lib: PlanLibrary | None) -> None:
             save_box(lib)
     with right:
         st.subheader("Share the current plan")
-        render_share_link()
+        share_popover("Show the share link", key="scn.share")
         current = loaded()
         name = current.name if current else "current plan"
         st.download_button(

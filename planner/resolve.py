@@ -278,7 +278,7 @@ def _flops_rule(s: Scenario, shape: ModelShape | None) -> str:
 def _state_rule(s: Scenario) -> str:
     if s.bytes_per_param is not None:
         return f"parameters × {s.bytes_per_param:g} bytes (your figure)"
-    return f"parameters × bytes per parameter of {s.method}, {s.optimizer}, {s.precision}"
+    return f"parameters × bytes per parameter of {s.method}, {s.optimizer}, {s.precision}".replace("_", " ")
 
 
 def _unavailable(

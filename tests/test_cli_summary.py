@@ -34,7 +34,7 @@ def test_summary_is_grouped_short_and_in_rounded_units():
     est = estimate_resolved(resolve(Scenario(model="Llama 3.1 8B", n_gpus=8, micro_batch=8), CATS))
     assert f"  Wall clock   {human_duration(est.wall_clock_h)} (range " in text
     assert "_gib" not in text and "wall_clock_h" not in text  # no internal key names
-    assert f"bound by {bound_by(est)}" in text
+    assert f" s, {bound_by(est)}; MFU " in text and "bound by matmul-bound" not in text  # no doubled words
 
 
 def test_all_prints_every_key_with_its_unit():

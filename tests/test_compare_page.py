@@ -202,7 +202,11 @@ def test_chart_data_and_axes():
     assert set(data["fit"]) <= {"fits", "does not fit", "unknown"}
     assert data.filter(pl.col("on_frontier"))["frontier"].unique().to_list() == ["on the frontier"]
     spec = compare_charts.cost_vs_time_spec(data)
-    assert spec["datasets"][compare_charts.DATASET] is data
+    shown = spec["datasets"][compare_charts.DATASET]  # the rows, with each name's place (ui/chart_labels.py)
+    assert shown.drop("label_side").equals(data)
+    named = shown.filter(pl.col("on_frontier") | pl.col("is_scenario_gpu"))
+    assert (shown.filter(~(pl.col("on_frontier") | pl.col("is_scenario_gpu")))["label_side"] == "none").all()
+    assert (named["label_side"] != "none").sum() >= 1
     assert spec["layer"][1]["encoding"]["x"]["scale"]["type"] == "log"
     # A free quote gives a zero cost: no logarithm, so the axes turn linear.
     free = data.with_columns(pl.lit(0.0).alias("cost_usd"))

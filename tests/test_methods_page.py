@@ -3,6 +3,9 @@ accuracy table, the version; and the link from a figure to its section."""
 
 from __future__ import annotations
 
+import re
+
+import pandas as pd
 import polars as pl
 import pytest
 import streamlit as st
@@ -34,10 +37,30 @@ def methods_page(topic: str | None = None) -> AppTest:
     return at
 
 
+def markdown_tables(at: AppTest) -> list[pd.DataFrame]:
+    """The page's small tables (ui.blocks.small_table: markdown), read back cell by cell, escapes removed."""
+    tables = []
+    for element in at.main.markdown:
+        lines = element.value.splitlines()
+        if len(lines) < 2 or not lines[0].startswith("| ") or not lines[1].startswith("|:--|"):
+            continue
+        rows = [[re.sub(r"\\(.)", r"\1", cell.strip()) for cell in line[2:-2].split(" | ")] for line in lines]
+        frame = pd.DataFrame(rows[2:], columns=rows[0])
+        tables.append(frame.apply(_numeric_if_possible))
+    return tables
+
+
+def _numeric_if_possible(column: pd.Series) -> pd.Series:
+    try:
+        return pd.to_numeric(column)
+    except ValueError:
+        return column
+
+
 def table_with(at: AppTest, column: str):
-    for frame in at.dataframe:
-        if column in frame.value.columns:
-            return frame.value
+    for frame in [d.value for d in at.dataframe] + markdown_tables(at):
+        if column in frame.columns:
+            return frame
     raise AssertionError(f"no table with a {column!r} column")
 
 
@@ -79,7 +102,7 @@ def test_every_catalogue_is_listed_with_its_row_count():
     assert (summary.loc[list(expected), "Distinct sources"] > 0).all()
     # every GPU row was checked on 2026-11-09, the RTX A6000 (added for the calibration rows) on 2026-12-01,
     # the H20 (for the verl rows) on 2026-12-02
-    assert summary.loc["GPUs", "as_of"] == "2026-11-09 … 2026-12-02"
+    assert summary.loc["GPUs", "date"] == "2026-11-09 … 2026-12-02"
     # data/README.md lists six bundled snapshots, the newest 2026-11-09.
     snapshots = table_with(at, "GPUs priced")
     assert len(snapshots) == 6 and snapshots["snapshot"].iloc[0] == "2026-11-09"

@@ -364,7 +364,9 @@ def test_an_unreachable_library_says_so_and_the_rest_of_the_page_works(app, monk
     errors = texts(app.error)
     assert len(errors) == 1, errors
     assert "cannot be used" in errors[0] and "PLANNER_DB_URL" in errors[0] and "127.0.0.1:1" in errors[0]
-    assert "n_gpus=16" in app.code[0].value  # the share link
+    app.session_state["scn.share"] = True  # the share link's popover opened
+    app.run()
+    assert "n_gpus=16" in app.code[0].value
     assert app.download_button(key="scn.download_current").label == "Download the current plan as CSV"
     assert app.session_state[SCENARIO_KEY].n_gpus == 16  # nothing the user entered is lost
     ok(app.switch_page("app_pages/overview.py").run())
@@ -374,6 +376,9 @@ def test_an_unreachable_library_says_so_and_the_rest_of_the_page_works(app, monk
 def test_copy_link_shows_the_current_query_string(page):
     page.sidebar.text_input(key="w.n_gpus").input("16").run()
     page.sidebar.text_input(key="w.epochs").input("2.5").run()
+    assert len(page.code) == 0  # the link waits for its popover: no code block (and highlighter) on arrival
+    page.session_state["scn.share"] = True
+    page.run()
     link = page.code[0].value
     assert link.startswith("?") and "n_gpus=16" in link and "epochs=2.5" in link
     assert page.query_params["n_gpus"] == "16"  # the address bar (app.py's sync) holds the same values

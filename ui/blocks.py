@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import streamlit as st
 
@@ -11,6 +12,28 @@ from ui import format as fmt
 from ui.safe_text import plain
 
 _BREAKDOWN_HEAD = "| Quantity | How | Value |\n|:--|:--|--:|\n"  # values right-aligned, so the digits line up
+
+
+def small_table(frame: Any) -> None:
+    """A small table (a polars frame) as one markdown table, its keys in words: "as_of" reads "date" and a
+    value such as "on_demand" reads "on demand" (file names and paths are kept as written).
+
+    Why not st.dataframe or st.table: either makes a page load Streamlit's Arrow code in the browser (0.7 MB of
+    script for st.table, 1.2 MB with the data grid; Chromium's resource timings), which a page opened by its URL
+    waits for; Methods & data drew three such tables on arrival."""
+    head = [plain(name.replace("as_of", "date").replace("_", " ")) for name in frame.columns]
+    lines = ["| " + " | ".join(head) + " |", "|" + ":--|" * len(head)]
+    lines += ["| " + " | ".join(plain(_cell(value)) for value in row) + " |" for row in frame.iter_rows()]
+    st.markdown("\n".join(lines))
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:g}"
+    text = str(value)
+    return text if "/" in text or "." in text else text.replace("_", " ")
 
 
 def breakdown_table(rows: Sequence[tuple[str, str, str]]) -> None:

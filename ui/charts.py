@@ -17,6 +17,8 @@ from typing import Any
 import altair as alt
 import polars as pl
 
+from ui.chart_labels import label_sides, text_layers
+
 # One colour per memory component, the same in every plan: a scale over the components present would hand
 # "Activations" another colour as soon as a plan gains or loses a component. The names are those of
 # planner.memory_components (tests/test_chart_colours.py keeps the two in step); colours from Tableau 20.
@@ -262,7 +264,8 @@ def _price_history_spec() -> Spec:
 
 def labelled_cost_vs_time(frame: pl.DataFrame) -> Spec:
     """Cost against wall clock, a point per plan labelled with its name, red where it does not fit."""
-    return _with_data(_labelled_cost_vs_time_spec(), plans=frame)
+    sides = label_sides(frame["wall_clock_h"].to_list(), frame["cost_usd"].to_list(), frame["plan"].to_list())
+    return _with_data(_labelled_cost_vs_time_spec(), plans=frame.with_columns(label_side=pl.Series(sides)))
 
 
 @lru_cache(maxsize=1)
@@ -285,5 +288,4 @@ def _labelled_cost_vs_time_spec() -> Spec:
             "fit:N",
         ],
     )
-    labels = base.mark_text(align="left", dx=7, dy=-6, fontSize=11).encode(text="plan:N")
-    return _to_spec((points + labels).properties(height=360))
+    return _to_spec(alt.layer(points, *text_layers(base, 11, "plan:N")).properties(height=360))

@@ -15,6 +15,7 @@ import altair as alt
 import polars as pl
 
 from ui import format as fmt
+from ui.chart_labels import label_sides, text_layers
 
 FIT_LABELS = {True: "fits", False: "does not fit", None: "unknown"}
 FIT_COLOURS = alt.Scale(domain=["fits", "does not fit", "unknown"], range=["#1f77b4", "#d62728", "#7f7f7f"])
@@ -82,8 +83,8 @@ def cost_vs_time_chart(log_axes: bool = True) -> alt.LayerChart:
     # put a dozen names on top of each other in the cluster of fast datacentre GPUs; the rest are in the
     # tooltip and the table.
     named = alt.Chart().transform_filter("datum.on_frontier || datum.is_scenario_gpu")
-    labels = named.mark_text(align="left", dx=7, dy=-7, fontSize=10).encode(x=x, y=y, text="gpu:N")
-    return alt.layer(line, points, labels, data=alt.NamedData(name=DATASET)).properties(height=380)
+    labels = text_layers(named.encode(x=x, y=y), 10, "gpu:N")  # each at its `label_side` (ui/chart_labels.py)
+    return alt.layer(line, points, *labels, data=alt.NamedData(name=DATASET)).properties(height=380)
 
 
 @lru_cache(maxsize=2)
@@ -103,4 +104,11 @@ def cost_vs_time_spec(data: pl.DataFrame) -> dict[str, Any]:
     (a free quote) has no logarithm, so such data gets linear axes.
     """
     positive = bool((data["cost_usd"].min() or 0) > 0 and (data["wall_clock_h"].min() or 0) > 0)
+    # named as before: the frontier GPUs and your own; each name where it overlaps nothing
+    named = [
+        gpu if frontier or own else None
+        for gpu, frontier, own in data.select("gpu", "on_frontier", "is_scenario_gpu").iter_rows()
+    ]
+    sides = label_sides(data["wall_clock_h"].to_list(), data["cost_usd"].to_list(), named, log=positive)
+    data = data.with_columns(label_side=pl.Series(sides, dtype=pl.String))
     return {**copy.deepcopy(_spec(positive)), "datasets": {DATASET: data}}

@@ -47,7 +47,7 @@ are trained. Any objective combines with any method: LoRA DPO, QLoRA GRPO.
   one-number head. It trains after the policy in each step, so only one of the two is in its backward at a time.
 - **KV cache** of one sequence = layers × 2 (key and value) × KV heads × head dim × 2 bytes (bf16) × (prompt +
   completion) tokens. The engine holds as many sequences at once as its memory share holds after its 16-bit
-  weights (vLLM's gpu_memory_utilization: {COLOCATED_ENGINE_MEMORY_FRAC:g} by default when it shares the
+  weights (vLLM's `gpu_memory_utilization`: {COLOCATED_ENGINE_MEMORY_FRAC:g} by default when it shares the
   training GPUs, TRL's colocate default; {DEDICATED_ENGINE_MEMORY_FRAC:g} on GPUs of its own, vLLM's default).
   An **eager** engine beside the trainer (DeepSpeed-Chat's hybrid engine, Hugging Face generate) keeps no pool:
   unless a share is given, its KV cache takes whatever the trainer's kept states leave while it generates, and

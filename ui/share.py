@@ -40,10 +40,12 @@ def render_share_link(*, caption: bool = True) -> None:
         )
 
 
-def share_popover(label: str = "Copy link") -> None:
+def share_popover(label: str = "Copy link", key: str = "share.open") -> None:
     """A compact button for any page's header that opens the link."""
     # Drawn only while open: the link is rebuilt on opening, and a closed button costs one message per rerun.
-    box = st.popover(label, icon=":material/link:", key="share.open", on_change="rerun")
+    # The code block loads the browser's syntax highlighter (1.6 MB of script) the first time one is drawn: a
+    # page that showed the link on arrival (Scenarios) made every visit by URL wait for it.
+    box = st.popover(label, icon=":material/link:", key=key, on_change="rerun")
     if box.open:
         with box:
             render_share_link()

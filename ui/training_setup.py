@@ -156,6 +156,7 @@ def _method_inputs() -> None:
         "Precision",
         "precision",
         options=["bf16_mixed", "fp16_mixed", "bf16_pure", "fp8_mixed", "fp32"],
+        format_func=lambda precision: precision.replace("_", " "),  # "bf16 mixed", not the field's value
     )
     render_training_code()
     number_entry(

@@ -45,7 +45,7 @@ def _time_rows(resolved: Resolved, est: Estimate) -> list[tuple[str, str]]:
         ("GPU-hours", f"{est.device_hours:,.1f} on {plural(n_gpus, 'GPU')}"),
         ("Checkpoints", checkpoint_words(est)),
         ("Throughput", f"{est.tokens_per_s:,.0f} tokens/s ({est.tokens_per_s / n_gpus:,.0f} per GPU)"),
-        ("Step", f"{est.step_time_s:,.3g} s, bound by {bound_by(est)}; MFU {est.mfu:.0%}"),
+        ("Step", f"{est.step_time_s:,.3g} s, {bound_by(est)}; MFU {est.mfu:.0%}"),
     ]
     if resolved.scenario.post_training in ("ppo", "grpo"):
         rows.append(

@@ -17,10 +17,13 @@ PORT ?= 8501
 # on the project's machines), as before.
 UV ?= 1
 ifeq ($(UV),0)
-RUN_INSTALL := $(BIN)/python -m pip install --quiet
+RUN_INSTALL := $(BIN)/python -m pip install --quiet -e .
 INSTALLER :=
 else
-RUN_INSTALL := $(BIN)/uv pip install --quiet --python $(BIN)/python
+# uv when pip could install it; pip otherwise (an index without uv, an offline mirror), so `make run` never fails
+# for want of the faster installer.
+RUN_INSTALL := if [ -x $(BIN)/uv ]; then $(BIN)/uv pip install --quiet --python $(BIN)/python -e .; \
+	else echo "uv is not available: pip installs instead"; $(BIN)/python -m pip install --quiet -e .; fi
 INSTALLER := $(BIN)/uv
 endif
 
@@ -45,10 +48,10 @@ $(BIN)/python:
 	$(if $(INSTALLER),,$(BIN)/python -m pip install --quiet --upgrade pip)
 
 $(BIN)/uv: | $(BIN)/python
-	$(BIN)/python -m pip install --quiet uv
+	$(BIN)/python -m pip install --quiet uv || echo "uv could not be installed: pip installs instead"
 
 $(RUN_STAMP): pyproject.toml | $(BIN)/python $(INSTALLER)
-	$(RUN_INSTALL) -e .
+	$(RUN_INSTALL)
 	find $(VENV) -maxdepth 1 -name '.installed-*' ! -name '*-$(SUM)' -delete
 	touch $@
 

@@ -101,6 +101,16 @@ def test_a_venv_without_uv_gets_it_from_pip_first_and_upgrades_no_pip(project: P
     assert PIP_UPGRADE not in calls
 
 
+def test_a_venv_where_pip_cannot_install_uv_installs_with_pip(project: Path) -> None:
+    bin_dir = project / ".venv" / "bin"
+    (bin_dir / "uv").unlink()
+    # the python stub fails to install uv, as pip does against an index that lacks it
+    (bin_dir / "python").write_text(STUB + 'if [ "$*" = "-m pip install --quiet uv" ]; then exit 1; fi\n')
+    calls = make(project, "run")
+    assert calls[:2] == ["python -m pip install --quiet uv", PIP_RUNTIME_INSTALL]
+    assert calls[-1].startswith("python -m streamlit run app.py")
+
+
 @pytest.mark.parametrize(
     ("env", "expected"), [({"CI": "true"}, 300), ({"HYPOTHESIS_PROFILE": "fuzz", "FUZZ_FACTOR": "2"}, 600)]
 )

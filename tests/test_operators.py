@@ -244,7 +244,9 @@ def test_source_holdout_score_of_throughput_and_time_is_bounded():
     # too fast (median 43 %) before the eager mode counted their dispatch and unfused kernels, 13 % after, 10.2 %
     # (p90 16.0 %) once the residual no longer divides the host's dispatch, 8.3 % / 14.0 % with NCCL's SMs (the
     # Hopper residual rises from 0.824 to 0.848): bounded apart so that a change for the worse on them shows too.
-    # All 135 rows together: 10.4 % / 36.7 %, then 9.4 % / 35.8 %.
+    # All 135 rows together: 10.4 % / 36.7 %, then 9.4 % / 35.8 %. With links at NCCL's achieved bandwidth
+    # (NVLink 370 of 450 GB/s) beside the contention term, and the residual re-derived (Hopper 0.877): published
+    # 10.0 % / 44.4 %, measured here 6.1 % / 14.6 %, all 8.8 % / 34.6 % (statistics.quantiles' p90).
     from statistics import median, quantiles
 
     from planner.cases.case_scoring import OWN_MEASUREMENT_URL
@@ -259,11 +261,11 @@ def test_source_holdout_score_of_throughput_and_time_is_bounded():
     published = [abs(r["rel_error"]) for r in rows if r["case_id"] not in own]
     measured_here = [abs(r["rel_error"]) for r in rows if r["case_id"] in own]
     assert len(published) >= 80 and len(measured_here) >= 40
-    assert median(published) <= 0.115
-    assert quantiles(published, n=10)[-1] <= 0.45
-    assert median(measured_here) <= 0.11 and quantiles(measured_here, n=10)[-1] <= 0.18  # with the eager mode
+    assert median(published) <= 0.11
+    assert quantiles(published, n=10)[-1] <= 0.46
+    assert median(measured_here) <= 0.08 and quantiles(measured_here, n=10)[-1] <= 0.17  # with the eager mode
     every = published + measured_here
-    assert median(every) <= 0.105 and quantiles(every, n=10)[-1] <= 0.39
+    assert median(every) <= 0.095 and quantiles(every, n=10)[-1] <= 0.37
 
 
 def test_a_table_measured_by_gpu_micro_sets_its_gpus_constants(tmp_path, monkeypatch):

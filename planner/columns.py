@@ -9,11 +9,10 @@ Names carry their unit (DESIGN.md §3): `n_` counts, `_bytes`, `_bytes_per_param
 `_flops_per_s`, `_gb_per_s` (10^9 bytes/s), `_w`, `_frac` (a fraction in [0, 1]), `usd_per_`, `g_co2e_per_kwh`.
 Widths are counts of elements and keep the model-shape names (`hidden_size`, `head_dim`, `ffn_hidden_size`,
 `vocab_size`); sequence lengths are in tokens (`seq_len_tokens`), micro-batches in sequences
-(`micro_batch_seqs`). `tp`, `pp`, `cp`, `dp` are parallel degrees (GPUs per group) and `zero_stage` is 0-3, as
-in the Scenario. Flags are 1.0 (on) or 0.0 (off). Choices are enum codes (`Method`, `Recompute` in
-`planner.formulas.memory.recipes`) stored as floats and compared with the members (`method != Method.FULL`).
-NaN means "not given" where a field says so. `planner.scenario_columns` builds the groups that follow from the
-Scenario and the model shape, `planner.resolve` the GPU group and the whole; `memory_inputs` is the memory view.
+(`micro_batch_seqs`). `tp`, `pp`, `cp`, `dp` are parallel degrees, `zero_stage` 0-3. Flags are 1.0 or 0.0. Choices are
+enum codes (`Method`, `Recompute` in `planner.formulas.memory.recipes`) stored as floats and compared with the
+members (`method != Method.FULL`). NaN means "not given" where a field says so. `planner.scenario_columns`
+builds the groups from the Scenario and model shape, `planner.resolve` the GPU group and the whole.
 """
 
 from __future__ import annotations
@@ -121,6 +120,7 @@ class LayoutColumns:
     reduce_bytes_per_param: Column = 0.0
     overlap_windows: Column = 0.0  # flag: overlap_model "windows" (data-parallel sync behind its window only)
     hf_eager_code: Column = 0.0  # flag: Hugging Face eager code (formulas/memory/eager.py)
+    flash1_attention: Column = 0.0  # flag: a FlashAttention-1-era fused kernel (operators/attention.py)
     etp: Column = 0.0  # expert tensor parallelism: experts split over etp; 0 = follows tp
     full_model_load: Column = 0.0  # flag: the whole model on each GPU before sharding
     tp_comm_overlap: Column = 0.0  # flag: tensor-parallel collectives hide under the GEMMs (else exposed)

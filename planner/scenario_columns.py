@@ -140,6 +140,7 @@ def layout_columns(s: Scenario) -> LayoutColumns:
         fp32_grad_buffers=float(s.fp32_grad_buffers),
         optimizer_foreach=float(s.optimizer_foreach),
         hf_eager_code=float(s.hf_eager_code),
+        flash1_attention=float(s.attention_kernel == "flash1"),
         ep=float(s.ep),
         moe_capacity_factor=s.moe_capacity_factor,
         reduce_bytes_per_param=REDUCE_DTYPE_BYTES[s.reduce_dtype],

@@ -33,6 +33,7 @@ FLAGS = {
     "overlap_windows",  # communication: overlap_model "windows"
     "hybrid_shard",
     "fp8_compute",  # the operator step model: matmuls in FP8
+    "flash1_attention",  # the operator step model: attention_kernel "flash1"
     "tp_comm_overlap",  # tensor-parallel collectives overlap the GEMMs (Megatron's option)
     "sequence_parallel",
     "flash_attention",

@@ -69,6 +69,51 @@ def test_fused_attention_time_at_its_sequence_and_head_dim():
     assert seconds == pytest.approx(0.4359e-3, rel=1e-3)
 
 
+def test_a_flash_attention_1_era_kernel_runs_at_half_the_flash_attention_2_rate():
+    # FlashAttention-2 "around 2x" FlashAttention (Dao 2023 abstract): H100 at 4,096 tokens, head dim 128,
+    # 0.3386 × 4,096 / 4,352 = 0.3187 with FlashAttention-2, 0.1593 with the older kernel (MPT's Triton port).
+    frac = 335.0 / 989.5
+    assert attention.fused_attention_frac(frac, 4096.0, 128.0, 1.0) == pytest.approx(0.1593, abs=1e-4)
+    flops = 2 * 2 * 4096 * 4096 / 2 * 32 * 128  # one Llama 3.1 8B layer's causal forward: 1.374e11
+    older = attention.attention_time_s(
+        flops, 1.0, H100_PEAK, frac, H100_MAMF, 4096.0, 128.0, 0.0, H100_BW, 2.0, 1.0
+    )
+    assert older == pytest.approx(0.8718e-3, rel=1e-3)  # twice FlashAttention-2's 0.436 ms
+    # the unfused path has no kernel generation: the flag leaves it alone
+    unfused = [
+        attention.attention_time_s(
+            flops, 0.0, H100_PEAK, frac, H100_MAMF, 4096.0, 128.0, 5e8, H100_BW, 2.0, k
+        )
+        for k in (0.0, 1.0)
+    ]
+    assert unfused[0] == unfused[1]
+
+
+def test_a_plan_with_the_older_attention_kernel_spends_twice_as_long_in_attention_only():
+    plan = Scenario(model="Llama 3.1 8B", gpu="H100 SXM", n_gpus=8, seq_len=8192, micro_batch=1)
+    flash2, flash1 = (
+        evaluate(resolve(plan.updated(attention_kernel=k), CATS).columns) for k in ("flash2", "flash1")
+    )
+    assert float(flash1["attention_time_s"]) == pytest.approx(2 * float(flash2["attention_time_s"]), rel=1e-9)
+    assert float(flash1["gemm_time_s"]) == pytest.approx(float(flash2["gemm_time_s"]), rel=1e-12)
+    assert float(flash1["step_time_s"]) > float(flash2["step_time_s"])
+
+
+def test_the_attention_kernel_is_read_from_a_case_row_and_checked_as_an_input():
+    from pydantic import ValidationError
+
+    from planner.cases.case_words import attention_kernel
+
+    # the llm-foundry H100 rows' cell, from their benchmark script's default attn_impl (calibration.csv notes)
+    assert (
+        attention_kernel("yes (Triton FlashAttention-1 port: attn_impl triton, flash-attn 1.0.9)") == "flash1"
+    )
+    assert attention_kernel("yes (PyTorch SDPA)") == "flash2"
+    assert attention_kernel("") == "flash2"
+    with pytest.raises(ValidationError, match="attention_kernel"):
+        Scenario(attention_kernel="flash3")
+
+
 def test_unfused_attention_adds_the_score_traffic():
     # the unfused path: the full-matrix FLOPs at the matmul ceiling plus 8 passes over the scores
     flops, scores = 2.748e11, 32 * 4096 * 4096.0
@@ -246,7 +291,9 @@ def test_source_holdout_score_of_throughput_and_time_is_bounded():
     # Hopper residual rises from 0.824 to 0.848): bounded apart so that a change for the worse on them shows too.
     # All 135 rows together: 10.4 % / 36.7 %, then 9.4 % / 35.8 %. With links at NCCL's achieved bandwidth
     # (NVLink 370 of 450 GB/s) beside the contention term, and the residual re-derived (Hopper 0.877): published
-    # 10.0 % / 44.4 %, measured here 6.1 % / 14.6 %, all 8.8 % / 34.6 % (statistics.quantiles' p90).
+    # 10.0 % / 44.4 %, measured here 6.1 % / 14.6 %, all 8.8 % / 34.6 % (statistics.quantiles' p90). With the
+    # llm-foundry H100 rows' attention at their own kernel's rate (MPT's Triton FlashAttention-1 port, half
+    # FlashAttention-2's) and the residual re-derived (Hopper 0.887): 9.4 % / 33.9 %, 5.2 % / 14.6 %, 7.8 % / 29.0 %.
     from statistics import median, quantiles
 
     from planner.cases.case_scoring import OWN_MEASUREMENT_URL
@@ -261,11 +308,11 @@ def test_source_holdout_score_of_throughput_and_time_is_bounded():
     published = [abs(r["rel_error"]) for r in rows if r["case_id"] not in own]
     measured_here = [abs(r["rel_error"]) for r in rows if r["case_id"] in own]
     assert len(published) >= 80 and len(measured_here) >= 40
-    assert median(published) <= 0.11
-    assert quantiles(published, n=10)[-1] <= 0.46
-    assert median(measured_here) <= 0.08 and quantiles(measured_here, n=10)[-1] <= 0.17  # with the eager mode
+    assert median(published) <= 0.10
+    assert quantiles(published, n=10)[-1] <= 0.35
+    assert median(measured_here) <= 0.06 and quantiles(measured_here, n=10)[-1] <= 0.16  # with the eager mode
     every = published + measured_here
-    assert median(every) <= 0.095 and quantiles(every, n=10)[-1] <= 0.37
+    assert median(every) <= 0.085 and quantiles(every, n=10)[-1] <= 0.30
 
 
 def test_a_table_measured_by_gpu_micro_sets_its_gpus_constants(tmp_path, monkeypatch):

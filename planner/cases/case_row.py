@@ -276,6 +276,7 @@ def _scenario_fields(row: dict[str, str], notes: list[str], gpu_precisions: list
         # frameworks that offer TP pair it with sequence parallelism (Megatron-LM, torchtitan)
         "sequence_parallel": tp > 1,
         "flash_attention": BLANK_DEFAULTS["flash_attn"].value if flash is None else flash,
+        "attention_kernel": words.attention_kernel(row["flash_attn"]),
         "fused_cross_entropy": words.fused_cross_entropy(row),
         "overlap_frac": OVERLAP_FRAC,
         "dropout": bool(words.dropout_on(row.get("notes", ""))),  # off unless the notes state it

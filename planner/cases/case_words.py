@@ -116,6 +116,13 @@ def read_flash(cell: str) -> bool | None:
     return None if not low else not low.startswith("no")
 
 
+def attention_kernel(cell: str) -> str:
+    """Scenario.attention_kernel from the `flash_attn` cell: "flash1" where it names a FlashAttention-1-era
+    kernel (the Triton port, flash-attn 1.x), else FlashAttention-2's "flash2"."""
+    low = cell.lower()
+    return "flash1" if "triton" in low or "flashattention-1" in low or "flash-attn 1" in low else "flash2"
+
+
 def fused_cross_entropy(row: Mapping[str, Any]) -> bool:
     """A chunked or fused loss named in an optional `loss` column or in the notes; otherwise standard."""
     low = f"{text(row, 'loss')} {text(row, 'notes')}".lower()

@@ -4,7 +4,11 @@ the host memory a CPU optimizer step streams through, and whether the model runs
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, Literal
+
+# The fused attention kernel's generation: FlashAttention-2 (flash-attn 2.x, PyTorch SDPA's flash backend) or a
+# FlashAttention-1-era kernel (flash-attn 1.x, or its Triton port that MPT/llm-foundry ran as attn_impl triton).
+AttentionKernel = Literal["flash2", "flash1"]
 
 FIELDS: Final[dict[str, dict[str, Any]]] = {
     # Read by the CPU optimizer step of optimizer offload (planner.formulas.step.offload). A DGX H100 / HGX H200
@@ -23,5 +27,10 @@ FIELDS: Final[dict[str, dict[str, Any]]] = {
     # kernels (planner/formulas/operators/eager.py).
     "hf_eager_code": dict(
         default=False, description="Hugging Face Trainer/PEFT eager code, not fused (torchtitan, Megatron)"
+    ),
+    # Read only with flash_attention on; the rate each runs at is in planner/formulas/operators/attention.py.
+    "attention_kernel": dict(
+        default="flash2",
+        description="fused attention kernel: flash2 (FlashAttention-2, SDPA) or flash1 (flash-attn 1.x, Triton)",
     ),
 }

@@ -167,6 +167,7 @@ class Scenario(BaseModel):
     seq_len_spread_frac: float = Field(**mt.FIELDS["seq_len_spread_frac"])
     expandable_segments: bool = Field(**mt.FIELDS["expandable_segments"])
     hf_eager_code: bool = Field(**hi.FIELDS["hf_eager_code"])
+    attention_kernel: hi.AttentionKernel = Field(**hi.FIELDS["attention_kernel"])
     # --- clocks and power caps (planner/formulas/energy/power_cap.py): 10 W-100 kW is a sanity bound
     # (the GPU catalogue's tdp_w ceiling); the range against the GPU's TDP needs the catalogue: planner.resolve.
     power_limit_w: float | None = Field(

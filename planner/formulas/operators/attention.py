@@ -28,19 +28,30 @@ REFERENCE_HEAD_DIM = 128.0
 # the softmax reads them and writes the probabilities, the mask/scale one more read and write; the backward
 # reads scores, probabilities and their gradient and writes one gradient. 8 passes of fp32/bf16 elements.
 UNFUSED_SCORE_PASSES = 8.0
+# A FlashAttention-1-era kernel (flash-attn 1.x; its Triton port, flash_attn_triton.py, which MPT ran as
+# `attn_impl: triton`) over FlashAttention-2's rate: FlashAttention-2 gives "around 2x speedup compared to
+# FlashAttention" (Dao 2023, arXiv:2307.08691, abstract), and the Triton port's header says its "forward +
+# backward is slightly slower than CUDA forward + backward" (flash-attention commit eff9fe6b,
+# flash_attn/flash_attn_triton.py), so 1/2. Both run Ampere-style mma.sync on an H100, as FlashAttention-2
+# does, so the ratio measured on an A100 carries over.
+FLASH1_OVER_FLASH2_RATE = 0.5
 
 
-def fused_attention_frac(attention_frac: Number, seq_len: Number, head_dim: Number) -> Number:
-    """The fused kernel's share of the BF16 peak at this sequence and head dim.
+def fused_attention_frac(
+    attention_frac: Number, seq_len: Number, head_dim: Number, flash1: Number = 0.0
+) -> Number:
+    """The fused kernel's share of the BF16 peak at this sequence and head dim (`flash1`: a
+    FlashAttention-1-era kernel, at FLASH1_OVER_FLASH2_RATE of FlashAttention-2's rate).
 
-    Worked: an H100 (0.34) at 4,096 tokens and head dim 128: 0.34 × 4096 / 4352 = 0.320.
+    Worked: an H100 (0.34) at 4,096 tokens and head dim 128: 0.34 × 4096 / 4352 = 0.320; flash1: 0.160.
     """
     seq = seq_len / (seq_len + SEQ_HALF_TOKENS)
     dim = np.minimum(
         1.0,
         (head_dim / (head_dim + HEAD_DIM_HALF)) / (REFERENCE_HEAD_DIM / (REFERENCE_HEAD_DIM + HEAD_DIM_HALF)),
     )
-    return as_number(attention_frac * seq * dim)
+    kernel = np.where(flash1, FLASH1_OVER_FLASH2_RATE, 1.0)
+    return as_number(attention_frac * seq * dim * kernel)
 
 
 def attention_time_s(
@@ -54,13 +65,15 @@ def attention_time_s(
     score_elements: Number,
     memory_bytes_per_s: Number,
     score_bytes_per_element: Number,
+    flash1: Number = 0.0,
 ) -> Number:
     """Seconds of attention core: FLOPs at the fused kernel's rate, or (unfused) GEMM rate plus score traffic.
 
     `executed_flops` are the FLOPs the kernel does (causal half for the fused kernel, the full matrix
     unfused); `score_elements` is the s × s × heads matrix the unfused path writes and reads (per pass).
     """
-    fused_s = executed_flops / (bf16_flops_per_s * fused_attention_frac(attention_frac, seq_len, head_dim))
+    fused_frac = fused_attention_frac(attention_frac, seq_len, head_dim, flash1)
+    fused_s = executed_flops / (bf16_flops_per_s * fused_frac)
     unfused_s = executed_flops / (bf16_flops_per_s * gemm_peak_frac) + (
         UNFUSED_SCORE_PASSES * score_elements * score_bytes_per_element / memory_bytes_per_s
     )

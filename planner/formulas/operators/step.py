@@ -140,8 +140,9 @@ def _attention_s(c: Any, tokens: Any, shards: Any) -> tuple[Any, Any]:
     # the forward: its FLOPs and a third of the unfused score traffic; the backward (and a recomputed forward)
     # repeats both in proportion, so it is the forward's time × (2 + recompute)
     fwd = attention.attention_time_s(
-        fwd_flops, flash, bf16, g.attention_frac, g.gemm_peak_frac, seq, m.head_dim, scores / 3.0, bw, 2.0
-    )
+        fwd_flops, flash, bf16, g.attention_frac, g.gemm_peak_frac, seq, m.head_dim, scores / 3.0, bw, 2.0,
+        lay.flash1_attention,
+    )  # fmt: skip
     recompute = np.isin(lay.recompute, (Recompute.FULL, Recompute.SELECTIVE, Recompute.SELECTIVE_OP))
     return fwd, fwd * (2.0 + recompute)
 

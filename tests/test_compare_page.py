@@ -213,3 +213,30 @@ def test_chart_data_and_axes():
     assert "type" not in compare_charts.cost_vs_time_spec(free)["layer"][1]["encoding"]["x"]["scale"]
     spec["layer"].clear()  # each call hands out its own copy of the cached spec
     assert compare_charts.cost_vs_time_spec(data)["layer"]
+
+
+def test_the_compact_table_says_the_fit_in_words_so_a_tight_plan_does_not_look_ticked(compare):
+    drawn = list(compare.dataframe[0].proto.column_order)
+    assert "fit" in drawn and "fits_vram" not in drawn and "fit_verdict" not in drawn
+    assert set(table(compare)["fit"]) <= {"fits", "tight", "does not fit", "unknown"}
+    # QLoRA Llama 3.1 8B on one RTX 4090 at 2,048 tokens: the estimate fits its 23.99 GiB, the high end of the
+    # memory model's error band does not (the three states of tests/e2e/test_memory_verdict.py)
+    plan = Scenario(model="Llama 3.1 8B", method="qlora", gpu="RTX 4090", n_gpus=1, seq_len=2048)
+    rows = compare_table.table_frame(compare_gpus(plan, default_catalogs()))
+    by_gpu = dict(zip(rows["gpu"], rows["fit"], strict=True))
+    assert by_gpu["RTX 4090"] == "tight"
+    assert rows.filter(pl.col("fits_vram") == False)["fit"].unique().to_list() == ["does not fit"]  # noqa: E712
+    assert rows.filter(pl.col("fit_verdict") == "fits")["fit"].unique().to_list() == ["fits"]
+    assert compare_table.column_order(rows, all_columns=False).index("fit") == 1  # next to the GPU's name
+    everything = compare_table.column_order(rows, all_columns=True)
+    assert "fit_verdict" in everything and "fit" not in everything  # the verdict once, in full
+
+
+def test_the_compact_table_names_the_bound_without_its_detail_to_keep_within_the_page():
+    rows = compare_table.table_frame(compare_gpus(Scenario(), default_catalogs()))
+    pairs = dict(zip(rows["bound_by"], rows["bound"], strict=True))
+    assert pairs["communication-bound: data-parallel gradient sync"] == "communication-bound"
+    assert pairs["matmul-bound (GEMMs)"] == "matmul-bound"
+    assert "bound" in compare_table.column_order(rows, all_columns=False)
+    everything = compare_table.column_order(rows, all_columns=True)
+    assert "bound_by" in everything and "bound" not in everything

@@ -183,3 +183,20 @@ def test_a_combination_fits_where_no_single_recipe_change_does():
     assert best.fits == (best.peak_gib_high <= vram_gib)
     assert not any(fix.affects_quality for fix in together)
     assert fixes[0] in together if best.fits else "gpu" in fixes[0].change and fixes[0].fits
+
+
+def test_a_grpo_plan_that_does_not_fit_lists_each_combination_once(capsys):
+    # GRPO's sequences come from the prompt and completion lengths, so no sequence change is offered and the
+    # combinations "with" and "without" it are the same change: each must be listed once, in the CLI too.
+    s = Scenario(post_training="grpo", gpu="RTX 4090", n_gpus=8)
+    assert estimate(s, CATS).fits_vram is False
+    fixes = suggest_fixes(resolve(s, CATS), CATS)
+    together = [fix.label for fix in fixes if fix.label.startswith("Together")]
+    assert len(together) >= 2
+    assert len({fix.label for fix in fixes}) == len(fixes), [fix.label for fix in fixes]
+    changes = [sorted(fix.change.items()) for fix in fixes]
+    assert all(changes.count(change) == 1 for change in changes)
+    argv = ["estimate", "--post-training", "grpo", "--gpu", "RTX 4090", "--n-gpus", "8", "--format", "json"]
+    assert main(argv) == 0
+    labels = [fix["label"] for fix in json.loads(capsys.readouterr().out)["fixes"]]
+    assert labels == [fix.label for fix in fixes]

@@ -291,9 +291,9 @@ def test_cli_table_lists_rows_then_the_summary():
     done = run_cli("--category", "time")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].split()[:2] == ["case_id", "category"]
+    assert lines[0].split()[:2] == ["Case", "Category"]  # headers in words (planner.cli.cli_labels)
     assert sum(line.startswith("KO-") for line in lines) == 8  # Korthikanti's eight timed iterations
-    assert lines[-2].split()[:3] == ["category", "n", "n_skipped"]
+    assert lines[-2].split()[:3] == ["Category", "Cases", "Skipped"]
     # 13 training rows (MPT7B-1, QWEN-QL-1..3 and ZO-1 added with the MoE and offload work) + 17 post-training
     # 9 skipped: DSC-02 and DSC-06 (batch not pinned), ORLHF-01..05, VERL-03/04 (lengths only caps)
     assert lines[-1].split()[:3] == ["time", "30", "9"]

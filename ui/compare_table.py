@@ -21,7 +21,10 @@ TABLE_COLUMNS: dict[str, Any] = {
     "gpu": st.column_config.TextColumn("GPU", pinned=True),
     "vendor": st.column_config.TextColumn("Vendor"),
     "is_scenario_gpu": st.column_config.CheckboxColumn("Your GPU"),
-    "fits_vram": st.column_config.CheckboxColumn("Fits"),
+    "fits_vram": None,  # kept in the data (greying, filters); shown in words as `fit` or `fit_verdict`
+    "fit": st.column_config.TextColumn(
+        "Fits?", help="fits; tight: the estimate fits, the high end of its error band does not; does not fit"
+    ),
     "would_need": st.column_config.TextColumn(
         "Would need", help="For a GPU that does not fit at this count: the fewest GPUs of its type that fit."
     ),
@@ -36,6 +39,9 @@ TABLE_COLUMNS: dict[str, Any] = {
     "wall_clock": st.column_config.TextColumn("Wall clock"),
     "bound_by": st.column_config.TextColumn(
         "Bound by", help="What the step waits on most at this GPU count."
+    ),
+    "bound": st.column_config.TextColumn(
+        "Bound by", help="What the step waits on most at this GPU count (All columns says what in detail)."
     ),
     "wall_clock_h": None,  # kept in the data (tests, sorting); shown as the text column above
     "device_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
@@ -75,9 +81,26 @@ TABLE_COLUMNS: dict[str, Any] = {
 
 # The columns shown unless "All columns" is on: eleven that fit a 1440 px page without a sideways scroll.
 COMPACT_COLUMNS = (
-    "gpu", "fits_vram", "would_need", "wall_clock", "cost_usd", "bound_by", "usd_per_gpu_hour", "memory_gib",
+    "gpu", "fit", "would_need", "wall_clock", "cost_usd", "bound", "usd_per_gpu_hour", "memory_gib",
     "peak_gib_per_device", "energy_kwh", "status",
 )  # fmt: skip
+
+
+# The memory verdict in a word or three for the compact table (the full words are the "Memory verdict" column).
+SHORT_VERDICTS = {"fits": "fits", "tight — may run out of memory": "tight", "does not fit": "does not fit"}
+
+
+def short_verdict(verdict: str | None) -> str:
+    """`fit_verdict` shortened to "fits", "tight" or "does not fit"; "unknown" when it could not be computed."""
+    return SHORT_VERDICTS.get(verdict or "", "unknown")
+
+
+def short_bound(words: str | None) -> str | None:
+    """`bound_by` without its detail ("communication-bound: data-parallel gradient sync" → "communication-bound"),
+    so the compact table keeps within the page; the detail is in All columns and the GPU's own summary."""
+    if words is None:
+        return None
+    return words.split(":", 1)[0].split(" (", 1)[0]
 
 
 def would_need(fits: bool | None, fewest: int | None) -> str:
@@ -105,14 +128,17 @@ def table_frame(rows: pl.DataFrame) -> pl.DataFrame:
             "would_need",
             [would_need(f, n) for f, n in zip(rows["fits_vram"], rows["min_gpus_to_fit"], strict=True)],
             dtype=pl.String,
-        )
+        ),
+        pl.Series("fit", [short_verdict(v) for v in rows["fit_verdict"]], dtype=pl.String),
+        pl.Series("bound", [short_bound(b) for b in rows["bound_by"]], dtype=pl.String),
     )
     return added.select([name for name in TABLE_COLUMNS if name in added.columns])
 
 
 def column_order(table: pl.DataFrame, all_columns: bool) -> list[str]:
-    """The columns drawn: COMPACT_COLUMNS, or every column that has a header (not the raw hours)."""
-    kept = TABLE_COLUMNS if all_columns else COMPACT_COLUMNS
+    """The columns drawn: COMPACT_COLUMNS, or every column that has a header (not the raw hours); with all columns
+    the verdict and what bounds the step are shown once, in full, not also shortened."""
+    kept = set(TABLE_COLUMNS) - {"fit", "bound"} if all_columns else set(COMPACT_COLUMNS)
     return [name for name in table.columns if name in kept and TABLE_COLUMNS.get(name) is not None]
 
 

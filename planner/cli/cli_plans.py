@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.cli.cli_args import InputError
 from planner.cli.cli_common import load_scenario, render_records
+from planner.cli.cli_labels import worded
 
 if TYPE_CHECKING:
     from planner.library.records import StoredPlan
@@ -109,7 +110,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if action == "show":
         plan = library.find(args.plan)
-        print(render_records([plan.to_record()], args.format, single=True))
+        print(_render([plan.to_record()], args.format, single=True))
         return 0
     if action == "save":
         return _save(library, args)
@@ -119,7 +120,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.undo
         else library.delete(plan.id, author=args.author)
     )
-    print(render_records([_summary(changed)], args.format, single=True))
+    print(_render([_summary(changed)], args.format, single=True))
     return 0
 
 
@@ -137,15 +138,20 @@ def _save(library: PlanLibrary, args: argparse.Namespace) -> int:
         replace=args.replace,
         expected_version=args.expect_version,
     )
-    print(render_records([_summary(plan)], args.format, single=True))
+    print(_render([_summary(plan)], args.format, single=True))
     return 0
 
 
 def _print_plans(found: list[StoredPlan], fmt: str) -> None:
     if fmt == "table":
-        print(render_records([_summary(plan) for plan in found], fmt))
+        print(_render([_summary(plan) for plan in found], fmt))
     else:  # JSON and CSV carry every field, the scenario included
         print(render_records([plan.to_record() for plan in found], fmt))
+
+
+def _render(rows: list[dict[str, Any]], fmt: str, single: bool = False) -> str:
+    """A text table with headers in words (planner.cli.cli_labels); JSON and CSV keep the record keys."""
+    return render_records(worded(rows) if fmt == "table" else rows, fmt, single=single)
 
 
 def _summary(plan: StoredPlan) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.cli.cli_common import load_scenario, render_records
+from planner.cli.cli_labels import worded
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
 
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         _write(args.cases_out, rows)
     if args.attach is not None:
         _attach(args, records, reports)
-    print(render_records(reports, "json" if args.format == "json" else "table"))
+    print(_render(reports, args.format))
     return 0
 
 
@@ -133,7 +134,7 @@ def _compare(args: argparse.Namespace) -> int:
             )
         records = import_runs(args.files, parse_column_map(args.columns))
         rows = compare_runs(load_scenario(args), records)
-    print(render_records(rows, "json" if args.format == "json" else "table"))
+    print(_render(rows, args.format))
     return 0
 
 
@@ -142,8 +143,13 @@ def _calibrate(args: argparse.Namespace) -> int:
     from planner.runs.api import fit_team_calibration
 
     fitted = fit_team_calibration(open_library(args.db), args.author)
-    print(render_records([c.to_flat() for c in fitted], "json" if args.format == "json" else "table"))
+    print(_render([c.to_flat() for c in fitted], args.format))
     return 0
+
+
+def _render(rows: list[dict[str, Any]], fmt: str) -> str:
+    """JSON with the record keys, or a text table with headers in words (planner.cli.cli_labels)."""
+    return render_records(rows, "json") if fmt == "json" else render_records(worded(rows), "table")
 
 
 def _write(path: Path, rows: list[dict[str, str]]) -> None:

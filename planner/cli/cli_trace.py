@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from planner.cli.cli_common import load_scenario, render_records
+from planner.cli.cli_labels import worded
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
 
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     modules = flat.pop("by_module_gib")
     notes = flat.pop("notes")
-    print(render_records([flat], "table", single=True))
+    print(render_records(worded([flat]), "table", single=True))
     print("\nAt the traced peak, by module (GiB):")
     width = max(len(name) for name in modules)
     for name, gib in modules.items():

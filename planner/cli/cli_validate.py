@@ -17,6 +17,7 @@ from typing import Any
 
 from planner.cases.case_file import CATEGORIES, REFIT_MODES, CaseFileError, default_case_file, load_case_file
 from planner.cli.cli_common import render_records
+from planner.cli.cli_labels import worded
 
 AddFlags = Callable[[argparse.ArgumentParser], None]
 
@@ -93,7 +94,7 @@ def render_table(report: dict[str, Any]) -> str:
         }
         for category, stats in report["summary"].items()
     ]
-    return f"{render_records(cases, 'table')}\n\n{render_records(summary, 'table')}"
+    return f"{render_records(worded(cases), 'table')}\n\n{render_records(worded(summary), 'table')}"
 
 
 def _percent(value: float | None, signed: bool = False) -> str:

@@ -174,6 +174,7 @@ def _combined_fixes(resolved: Resolved, single: list[Candidate]) -> Iterator[Can
     may need the long window), so each combination stands beside the sequence change alone."""
     s = resolved.scenario
     free = [c for c in single if not c[3] and _is_saver(c)]
+    seen: list[dict[str, Any]] = []  # without a sequence change (e.g. GRPO) both lengths give the same parts
     for keep_length, mode in itertools.product((True, False), COMBINED_RECOMPUTE):
         if RECOMPUTE_ORDER.index(s.recompute) > RECOMPUTE_ORDER.index(mode):
             continue
@@ -182,6 +183,9 @@ def _combined_fixes(resolved: Resolved, single: list[Candidate]) -> Iterator[Can
             parts += [c for c in single if c[0] == {"recompute": mode}]
         if len(parts) >= 2:
             change = {key: value for part in parts for key, value in part[0].items()}
+            if change in seen:
+                continue
+            seen.append(change)
             words = ", ".join(part[1][0].lower() + part[1][1:] for part in parts)
             yield (change, f"Together: {words}", "each part's cost adds up", False)
 

@@ -92,7 +92,7 @@ def test_sheet_compare_and_search_show_the_verdict_and_the_high_end(
     assert f"up to {expected.peak_gib_high:,.1f} GiB at the high end of the memory model's error band" in text
     app.page.get_by_test_id("stMain").get_by_text(
         "All columns", exact=True
-    ).click()  # the compact table has "Fits"
+    ).click()  # the compact table has the verdict in a word ("tight")
     app.wait_idle()
     table = grid_columns(app)
     shown = table["Memory verdict"]  # the rows in view

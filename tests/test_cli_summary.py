@@ -51,10 +51,10 @@ def test_one_gpu_is_singular_and_a_plan_that_does_not_fit_says_so():
 
 
 def test_warnings_close_the_summary():
-    text = run("--n-gpus", "64", "--micro-batch", "1", "--examples", "1000").stdout
+    text = run("--n-gpus", "16", "--micro-batch", "1", "--examples", "1000").stdout
     warnings = text.split("\nWarnings\n")[1].splitlines()
     assert warnings[0].startswith(
-        "  ! Communication is 94% of the step"
+        "  ! Communication is 93% of the step"
     )  # exposed after overlap (47 GB/s NIC)
     assert warnings[1].startswith("  ! More GPUs make this plan slower: 8 GPUs take ")
 

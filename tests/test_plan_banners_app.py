@@ -17,7 +17,7 @@ def test_a_plan_spread_over_eight_nodes_says_it_is_communication_bound(app):
     # Llama 3.1 8B on 64 H100 at micro-batch 1 (tests/test_plan_warnings.py has its figures)
     show(app, Scenario(model="Llama 3.1 8B", n_gpus=64, micro_batch=1))
     warnings = [w.value for w in app.warning]
-    assert any(w.startswith("Communication is 93% of the step: raise the micro-batch") for w in warnings)
+    assert any(w.startswith("Communication is 94% of the step: raise the micro-batch") for w in warnings)
 
 
 def test_the_default_plan_in_one_node_has_no_communication_banner(app):
@@ -44,7 +44,7 @@ def test_the_compute_page_warns_and_greys_too(app):
     app.switch_page("app_pages/compute.py").run()
     assert not app.exception
     assert {m.label: m.value for m in app.metric}["Wall clock"].startswith(":grey[")
-    app.session_state[SCENARIO_KEY] = Scenario(model="Llama 3.1 8B", n_gpus=64, micro_batch=1, examples=1000)
+    app.session_state[SCENARIO_KEY] = Scenario(model="Llama 3.1 8B", n_gpus=16, micro_batch=1, examples=1000)
     app.run()
     assert any(w.value.startswith("More GPUs make this plan slower: 8 GPUs take ") for w in app.warning)
     app.switch_page("app_pages/cost.py").run()

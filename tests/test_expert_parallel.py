@@ -180,7 +180,12 @@ def test_more_ep_never_increases_expert_state_or_the_peak(
         _toy_memory(2 * ep, **common, **method, **lora_bytes),
     )
     assert _states(high, STATE_PARTS) <= _states(low, STATE_PARTS) * (1 + 1e-12)
-    assert float(memory_per_gpu(high).peak_bytes) <= float(memory_per_gpu(low).peak_bytes) * (1 + 1e-12)
+    # the peak may grow by the one communicator an expert-parallel group adds (ep 1 has none): its NCCL buffers
+    from planner.formulas.memory.device_overhead import NCCL_BUFFER_BYTES, NCCL_CHANNELS, NCCL_PEERS
+
+    new_communicator = NCCL_BUFFER_BYTES * NCCL_CHANNELS * NCCL_PEERS if ep == 1 else 0.0  # 256 MiB
+    peak_high, peak_low = float(memory_per_gpu(high).peak_bytes), float(memory_per_gpu(low).peak_bytes)
+    assert peak_high <= peak_low * (1 + 1e-12) + new_communicator
 
 
 def test_deepseek_v3_lora_on_64_h200_rises_with_ep():

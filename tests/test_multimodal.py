@@ -396,17 +396,18 @@ def test_multimodal_calibration_rows_are_all_predicted() -> None:
     rows = {row["case_id"]: row for row in report["rows"]}
     assert len(rows) == 9 and all(row["skipped_reason"] is None for row in rows.values())
     summary = report["summary"]["multimodal"]
-    assert summary["median_abs_rel_error"] == pytest.approx(0.114, abs=0.01)  # README, "Vision and diffusion"
+    assert summary["median_abs_rel_error"] == pytest.approx(0.120, abs=0.01)  # README, "Vision and diffusion"
     # memory rows within 20 % (the SimpleTuner figures are lower bounds, "a bit more than")
     for case in ("MMST-FLUX-bf16", "MMST-FLUX-int8", "MMST-FLUX-nf4", "MMST-FLUX-low", "MMSWIFT-QVL7-vit"):
         assert abs(rows[case]["rel_error"]) < 0.20, case
-    # time rows predicted too fast: LLaVA by 29 % and 39 % as the Hugging Face eager code it trains with
+    # time rows predicted too fast: LLaVA by 27 % and 37 % as the Hugging Face eager code it trains with
     # (44 % and 48 % as fused code; padding and data loading are not modelled), FLUX by 10-13 % once the
-    # operator model times the encoders' FLOPs too (NF4 dequantisation is not modelled)
+    # operator model times the encoders' FLOPs too (NF4 dequantisation is not modelled; 12-15 % since the
+    # residual was re-derived with the llm-foundry rows' older attention kernel)
     assert -0.42 < rows["MMLLAVA-13B-ft"]["rel_error"] < -0.36
-    assert -0.32 < rows["MMLLAVA-7B-ft"]["rel_error"] < -0.26
+    assert -0.30 < rows["MMLLAVA-7B-ft"]["rel_error"] < -0.24
     summary_vlm = sorted(abs(rows[c]["rel_error"]) for c in rows if c.startswith(("MMLLAVA", "MMSWIFT")))
-    assert summary_vlm[1] == pytest.approx(0.286, abs=0.01)  # README: vision-language median 28.6 %
+    assert summary_vlm[1] == pytest.approx(0.271, abs=0.01)  # README: vision-language median 27.1 %
     for case in ("MMST-FLUX-512-s", "MMST-FLUX-1024-s"):
         assert -0.2 < rows[case]["rel_error"] < -0.05, case
 
@@ -449,10 +450,17 @@ def test_offloaded_text_encoders_peak_when_they_visit() -> None:
 
 
 def test_a_paged_optimizer_pages_the_trained_encoders_states_too() -> None:
-    # Qwen2.5-VL 7B, LLM LoRA + the whole ViT trained, 8-bit AdamW on a 40 GB A100: ~1 GiB short. bitsandbytes'
-    # paged optimizer keeps every state it holds in unified memory, so the shortfall (in allocated bytes, the
-    # allocator's 10 % slack taken off) moves to the host: the LoRA adapters' few states, then the ViT's.
-    plan = {"model": "Qwen2.5-VL 7B", "method": "lora", "vision_encoder": "full", "gpu": "A100 40GB SXM"}
+    # Qwen2.5-VL 7B, LLM LoRA + the whole ViT trained, two images per example, 8-bit AdamW on a 40 GB A100:
+    # ~1.1 GiB short. bitsandbytes' paged optimizer keeps every state it holds in unified memory, so the
+    # shortfall (in allocated bytes, the allocator's 10 % slack taken off) moves to the host: the LoRA adapters'
+    # few states, then the ViT's. (One image fitted, just, once the device overhead was modelled, not 2 GiB.)
+    plan = {
+        "model": "Qwen2.5-VL 7B",
+        "method": "lora",
+        "vision_encoder": "full",
+        "gpu": "A100 40GB SXM",
+        "images_per_example": 2,
+    }
     resident = estimate(_one_gpu(**plan, optimizer="adamw_8bit", micro_batch=1), CATS)
     paged = estimate(_one_gpu(**plan, optimizer="paged_adamw_8bit", micro_batch=1), CATS)
     assert not resident.fits_vram and resident.host_offload_gib == 0

@@ -22,8 +22,8 @@ def small_table(frame: Any) -> None:
     script for st.table, 1.2 MB with the data grid; Chromium's resource timings), which a page opened by its URL
     waits for; Methods & data drew three such tables on arrival."""
     head = [plain(name.replace("as_of", "date").replace("_", " ")) for name in frame.columns]
-    lines = ["| " + " | ".join(head) + " |", "|" + ":--|" * len(head)]
-    lines += ["| " + " | ".join(plain(_cell(value)) for value in row) + " |" for row in frame.iter_rows()]
+    rows = ["| " + " | ".join(plain(_cell(value)) for value in row) + " |" for row in frame.iter_rows()]
+    lines = ["| " + " | ".join(head) + " |", "|" + "".join(":--|" for _ in head)] + rows
     st.markdown("\n".join(lines))
 
 

@@ -23,8 +23,8 @@ def small_table(frame: Any) -> None:
     waits for; Methods & data drew three such tables on arrival."""
     head = [plain(name.replace("as_of", "date").replace("_", " ")) for name in frame.columns]
     rows = ["| " + " | ".join(plain(_cell(value)) for value in row) + " |" for row in frame.iter_rows()]
-    lines = ["| " + " | ".join(head) + " |", "|" + "".join(":--|" for _ in head)] + rows
-    st.markdown("\n".join(lines))
+    header = "| " + " | ".join(head) + " |\n|" + "".join(":--|" for _ in head)
+    st.markdown(header + "\n" + "\n".join(rows))
 
 
 def _cell(value: object) -> str:

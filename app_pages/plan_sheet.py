@@ -134,9 +134,8 @@ def column_config(results: list[str], inputs: tuple[Any, ...] = SHEET_INPUT_COLU
     for label in results:
         if label in TEXT_RESULTS:
             config[label] = st.column_config.TextColumn(label)
-        elif label != "Fits":
+        else:
             config[label] = st.column_config.NumberColumn(label, format=NUMBER_FORMATS[label])
-    config["Fits"] = st.column_config.CheckboxColumn("Fits", help="peak memory per GPU within its VRAM")
     config["Problem"] = st.column_config.TextColumn("Problem", width="medium")
     return config
 
@@ -187,7 +186,10 @@ def cost_time_chart(frame: pl.DataFrame) -> None:
         pl.col(NAME_LABEL).alias("plan"),
         pl.col("Wall clock (h)").alias("wall_clock_h"),
         pl.col("Cost (USD)").alias("cost_usd"),
-        pl.when(pl.col("Fits")).then(pl.lit("fits")).otherwise(pl.lit("does not fit")).alias("fit"),
+        pl.when(pl.col("Memory verdict") == "does not fit")
+        .then(pl.lit("does not fit"))
+        .otherwise(pl.lit("fits"))
+        .alias("fit"),
     ).drop_nulls(["wall_clock_h", "cost_usd"])
     if data.is_empty():
         return
@@ -244,7 +246,7 @@ frame, results = sheet_frame()
 grid(frame)
 misfits = sum(1 for r in results if getattr(r, "fits_vram", None) is False)
 if misfits:
-    st.warning(plain(f"{misfits} row{'s' * (misfits != 1)} do not fit in GPU memory (Fits unticked)."))
+    st.warning(plain(f"{misfits} row{'s' * (misfits != 1)} do not fit in GPU memory (see Memory verdict)."))
 row_actions(frame[NAME_LABEL].to_list())
 cost_time_chart(frame)
 files_section()

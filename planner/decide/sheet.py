@@ -65,11 +65,11 @@ FIELD_OF_LABEL = {column.label: column.field for column in _EDITABLE}
 LABEL_OF_FIELD = {column.field: column.label for column in _EDITABLE}
 # Result columns: (Estimate attribute, label). Units in the labels: GiB is 2^30 bytes.
 SHEET_RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("fits_vram", "Fits"),
+    # The verdict in words ("fits", "tight", "does not fit") rather than a tick box that reads as an input.
+    ("fit_verdict", "Memory verdict"),
     ("wall_clock_h", "Wall clock (h)"),
     ("cost_usd", "Cost (USD)"),
     ("bound_by", "Bound by"),  # planner.decide.bound_by: the one seam for this figure
-    ("fit_verdict", "Memory verdict"),
     ("peak_gib_per_device", "Peak GiB/GPU"),
     ("peak_gib_high", "Peak GiB/GPU, high end"),
     ("headroom_gib", "Headroom GiB"),

@@ -8,10 +8,10 @@ import pytest
 from tests.e2e.app_page import AppPage
 
 pytestmark = pytest.mark.e2e
-# Name, then the results (Fits, Wall clock, Cost, Bound by, Memory verdict, Peak, Peak high end, Headroom,
+# Name, then the results (Memory verdict, Wall clock, Cost, Bound by, Peak, Peak high end, Headroom,
 # GPU-hours, USD per M tokens, Energy, CO2e), Problem, then the inputs Model, Method, Objective, GPU, GPUs: arrow
 # presses from the first cell
-GPUS_COLUMN = 18
+GPUS_COLUMN = 17
 # The grid draws on a canvas; its accessibility table lists the cells in view. The results come first, so with
 # the grid scrolled to its left end they are in that table.
 RESULT_CELLS = """() => {

@@ -63,7 +63,7 @@ $(TEST_STAMP): $(RUN_STAMP)
 	touch $@
 
 run: $(RUN_STAMP)
-	$(BIN)/python -m streamlit run app.py --server.address=127.0.0.1 --server.port=$(PORT)
+	$(BIN)/python -m ui.serve app.py --server.address=127.0.0.1 --server.port=$(PORT)
 
 test: $(TEST_STAMP)
 	$(BIN)/ruff check .

@@ -49,7 +49,7 @@ def test_run_installs_the_runtime_only_and_serves_on_the_chosen_port(project: Pa
     calls = make(project, "run", "PORT=8600")
     assert calls[0] == RUNTIME_INSTALL
     assert not any("[test]" in call for call in calls)
-    assert calls[-1] == "python -m streamlit run app.py --server.address=127.0.0.1 --server.port=8600"
+    assert calls[-1] == "python -m ui.serve app.py --server.address=127.0.0.1 --server.port=8600"
 
 
 def test_test_after_run_adds_only_the_test_extras(project: Path) -> None:
@@ -108,7 +108,7 @@ def test_a_venv_where_pip_cannot_install_uv_installs_with_pip(project: Path) -> 
     (bin_dir / "python").write_text(STUB + 'if [ "$*" = "-m pip install --quiet uv" ]; then exit 1; fi\n')
     calls = make(project, "run")
     assert calls[:2] == ["python -m pip install --quiet uv", PIP_RUNTIME_INSTALL]
-    assert calls[-1].startswith("python -m streamlit run app.py")
+    assert calls[-1].startswith("python -m ui.serve app.py")
 
 
 @pytest.mark.parametrize(

@@ -39,12 +39,14 @@ def healthy(url: str) -> bool:
 def launch(script: Path, log_path: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
     """`streamlit run SCRIPT` with `env` added to this process's environment; (process, base URL)."""
     port = free_port()
-    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless=true",
+    # app.py through `make run`'s entry (ui/serve.py: the imports before the server answers); other scripts plain
+    entry = ["ui.serve"] if script.name == "app.py" else ["streamlit", "run"]
+    command = [sys.executable, "-m", *entry, str(script), "--server.headless=true",
                "--server.address=127.0.0.1", f"--server.port={port}", "--browser.gatherUsageStats=false",
                "--server.fileWatcherType=none"]  # fmt: skip
     with log_path.open("wb") as log:
         server = subprocess.Popen(
-            command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+            command, cwd=script.parent if entry == ["ui.serve"] else ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
         )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S

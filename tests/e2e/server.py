@@ -46,7 +46,11 @@ def launch(script: Path, log_path: Path, env: dict[str, str] | None = None) -> t
                "--server.fileWatcherType=none"]  # fmt: skip
     with log_path.open("wb") as log:
         server = subprocess.Popen(
-            command, cwd=script.parent if entry == ["ui.serve"] else ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+            command,
+            cwd=script.parent if entry == ["ui.serve"] else ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
         )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S

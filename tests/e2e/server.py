@@ -40,14 +40,15 @@ def launch(script: Path, log_path: Path, env: dict[str, str] | None = None) -> t
     """`streamlit run SCRIPT` with `env` added to this process's environment; (process, base URL)."""
     port = free_port()
     # app.py through `make run`'s entry (ui/serve.py: the imports before the server answers); other scripts plain
-    entry = ["ui.serve"] if script.name == "app.py" else ["streamlit", "run"]
+    served = script.name == "app.py" and (script.parent / "ui" / "serve.py").is_file()  # not in older checkouts
+    entry = ["ui.serve"] if served else ["streamlit", "run"]
     command = [sys.executable, "-m", *entry, str(script), "--server.headless=true",
                "--server.address=127.0.0.1", f"--server.port={port}", "--browser.gatherUsageStats=false",
                "--server.fileWatcherType=none"]  # fmt: skip
     with log_path.open("wb") as log:
         server = subprocess.Popen(
             command,
-            cwd=script.parent if entry == ["ui.serve"] else ROOT,
+            cwd=script.parent if served else ROOT,
             stdout=log,
             stderr=subprocess.STDOUT,
             env={**os.environ, **(env or {})},

@@ -13,10 +13,17 @@ bandwidth record them. The achieved shares come from NCCL's maintainers on nccl-
   (8× H200, nvbandwidth; reference/hardware-and-prices.md §3.1).
 
 One NIC per GPU. A ring that crosses nodes runs at one GPU's card, its per-GPU share of the node's network.
-NCCL can drive every card of a node at once (one ring per NIC), which measures up to the node's whole network
-in nccl-tests; the planner does not count that yet: against the calibration rows it moved multi-node FSDP rows
-(MosaicML llm-foundry, 64-128 H100) from within 7 % to 30 % too fast under source holdout, so the one-card
-figure still stands in for costs of large sharded runs the model does not hold.
+NCCL can drive every card of a node at once (one ring per card: a group with r ranks in each node runs r rings),
+which measures up to the node's whole network in nccl-tests; the planner does not count that yet, and this is
+known to be wrong for pure data parallelism across nodes. The same llm-foundry table as the calibration's LF
+rows ('H100 80GB BF16', commit 495218376830947dce625efabc4d86be7c47cc45) has MPT-13B under FSDP FULL_SHARD at
+micro-batch 2 on 8, 16, 32 and 64 GPUs at 4,792, 4,767, 4,811 and 4,800 tokens/s per GPU: flat. One card per
+ring predicts 6,218 on one node, then 1,869, 1,807 and 1,768; r cards per group predicts 6,263–6,274 at every
+size, +30 % like the one-node figure. So the network part of r cards is right, and what is left is on the GPU
+(the H100 llm-foundry rows without activation checkpointing are 16–30 % too fast on one node as well). Shipped
+without that fix, r cards moved the calibration's source-holdout score from 7.8 % / 25.9 % to 8.6 % / 30.7 %
+(median / p90; LF-02 and LF-03 28–42 % too fast), because the one-card figure is what holds those rows'
+compute bias in check. It waits for the GPU-side mechanism.
 """
 
 from __future__ import annotations

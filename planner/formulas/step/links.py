@@ -14,16 +14,21 @@ bandwidth record them. The achieved shares come from NCCL's maintainers on nccl-
 
 One NIC per GPU. A ring that crosses nodes runs at one GPU's card, its per-GPU share of the node's network.
 NCCL can drive every card of a node at once (one ring per card: a group with r ranks in each node runs r rings),
-which measures up to the node's whole network in nccl-tests; the planner does not count that yet, and this is
-known to be wrong for pure data parallelism across nodes. The same llm-foundry table as the calibration's LF
-rows ('H100 80GB BF16', commit 495218376830947dce625efabc4d86be7c47cc45) has MPT-13B under FSDP FULL_SHARD at
-micro-batch 2 on 8, 16, 32 and 64 GPUs at 4,792, 4,767, 4,811 and 4,800 tokens/s per GPU: flat. One card per
-ring predicts 6,218 on one node, then 1,869, 1,807 and 1,768; r cards per group predicts 6,263–6,274 at every
-size, +30 % like the one-node figure. So the network part of r cards is right, and what is left is on the GPU
-(the H100 llm-foundry rows without activation checkpointing are 16–30 % too fast on one node as well). Shipped
-without that fix, r cards moved the calibration's source-holdout score from 7.8 % / 25.9 % to 8.6 % / 30.7 %
-(median / p90; LF-02 and LF-03 28–42 % too fast), because the one-card figure is what holds those rows'
-compute bias in check. It waits for the GPU-side mechanism.
+which measures up to the node's whole network in nccl-tests; the planner does not count that yet, although the
+multi-node rows of MosaicML's llm-foundry benchmark tables (scripts/train/benchmarking/README.md at commit
+495218376830947dce625efabc4d86be7c47cc45, 41 rows of 16-512 GPUs not in the calibration file) show the one-card
+figure is wrong where compute is short:
+- 'H100 80GB BF16', MPT-13B, FSDP FULL_SHARD, micro-batch 2: 4,792, 4,767, 4,811 and 4,800 tokens/s per GPU on
+  8, 16, 32 and 64 GPUs. One card predicts 6,218 on one node, then 1,869, 1,807 and 1,768 (−61 to −63 %); r cards
+  predicts 6,263-6,274 at every size, +30 % like the one-node row.
+- 'A100 40GB (1600 Gbps RoCE)', 30B, 13B and 7B on 16-128 GPUs: one card −5 to −18 %, r cards −1 to −5 %.
+- 'H100 80GB BF16 (Large Scale)', 128-512 GPUs: one card −17 to +28 %, within 6 % for 70B, 30B and 13B; r cards
+  +11 to +38 %.
+With r cards every H100 row of those tables is too fast, and the rows without activation checkpointing are
+10-20 % faster in the model than their checkpointed siblings on both GPUs: the error left is on the GPU side,
+and the one-card figure is what holds it in check on the calibration rows. Shipped alone, r cards moved the
+calibration's source-holdout score from 7.8 % / 25.9 % to 8.6 % / 30.7 % (median / p90; LF-02 and LF-03 28-42 %
+too fast). It waits for that GPU-side mechanism.
 """
 
 from __future__ import annotations

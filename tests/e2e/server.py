@@ -39,8 +39,9 @@ def healthy(url: str) -> bool:
 def launch(script: Path, log_path: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
     """`streamlit run SCRIPT` with `env` added to this process's environment; (process, base URL)."""
     port = free_port()
-    # app.py through `make run`'s entry (ui/serve.py: the imports before the server answers); other scripts plain
-    served = script.name == "app.py" and (script.parent / "ui" / "serve.py").is_file()  # not in older checkouts
+    # app.py through `make run`'s entry (ui/serve.py: the imports before the server answers), where the checkout
+    # has it (bench --baseline may time an older one); other scripts plain
+    served = script.name == "app.py" and (script.parent / "ui" / "serve.py").is_file()
     entry = ["ui.serve"] if served else ["streamlit", "run"]
     command = [sys.executable, "-m", *entry, str(script), "--server.headless=true",
                "--server.address=127.0.0.1", f"--server.port={port}", "--browser.gatherUsageStats=false",

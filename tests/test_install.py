@@ -188,15 +188,16 @@ def test_planner_app_serves_with_the_bundled_settings(install: Install, base_url
 
 def test_launcher_defaults_to_loopback_and_streamlits_port():
     command = streamlit_command([])
-    assert command[:5] == [sys.executable, "-m", "streamlit", "run", str(app_script())]
-    assert command[5:] == [f"--server.address={DEFAULT_ADDRESS}"]
+    serve = app_script().parent / "ui" / "serve.py"
+    assert command[:3] == [sys.executable, str(serve), str(app_script())]
+    assert command[3:] == [f"--server.address={DEFAULT_ADDRESS}"]
 
 
 def test_launcher_flags_and_passthrough_order():
     command = streamlit_command(
         ["--port", "9000", "--address", "0.0.0.0", "--base-url-path", "tools/planner", "--server.port=9100"]
     )
-    assert command[5:] == [
+    assert command[3:] == [
         "--server.address=0.0.0.0",
         "--server.port=9000",
         "--server.baseUrlPath=tools/planner",

@@ -3,8 +3,9 @@
 The settings (headless, upload limit, no usage statistics...) live in one place, `.streamlit/config.toml`,
 which the install ships beside app.py. Streamlit reads the `.streamlit/config.toml` next to the main script
 wherever it is started from, so the launcher passes only what differs per deployment: port, address and URL
-prefix. This module does not import Streamlit (planner/ stays a pure library): it starts `python -m streamlit
-run` with the interpreter it runs under, so the app uses the same environment as the command.
+prefix. This module does not import Streamlit (planner/ stays a pure library): it starts the app's own
+`ui/serve.py` (every page module imported before the server answers, then `streamlit run`) with the interpreter
+it runs under, so the app uses the same environment as the command.
 """
 
 from __future__ import annotations
@@ -54,13 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def streamlit_command(argv: Sequence[str] | None = None) -> list[str]:
-    """The full `python -m streamlit run` command line for these launcher arguments."""
+    """The full command line for these launcher arguments: `python <app>/ui/serve.py <app>/app.py ...`, which
+    takes `streamlit run`'s arguments."""
     parser = build_parser()
     args, passthrough = parser.parse_known_args(argv)
     script = app_script()
     if not script.is_file():
         parser.error(f"the dashboard script is missing: {script} (reinstall the package)")
-    command = [sys.executable, "-m", "streamlit", "run", str(script), f"--server.address={args.address}"]
+    serve = script.parent / "ui" / "serve.py"
+    command = [sys.executable, str(serve), str(script), f"--server.address={args.address}"]
     if args.port is not None:
         command.append(f"--server.port={args.port}")
     if args.base_url_path is not None:

@@ -10,14 +10,28 @@ from ui import charts, compare_charts
 from ui.chart_labels import HIDDEN, SIDES, _box, _overlaps, _to_px, label_sides
 
 
-def test_points_far_apart_are_all_named_above_right():
-    assert label_sides([1, 2, 3], [10, 20, 30], ["a", "b", "c"]) == ["above right"] * 3
+def test_points_far_apart_are_named_above_right_but_the_corner_one_inside_the_plot():
+    assert label_sides([1, 2, 3], [10, 20, 30], ["a", "b", "c"]) == [
+        "above right",
+        "above right",
+        "below left",
+    ]
+
+
+def test_a_name_stays_inside_the_plot_where_it_can():
+    # the sheet's one plan sits at the top right corner of its own axes: its name went past the right edge into
+    # the legend; the slowest and dearest plan of several likewise
+    assert label_sides([0.54], [16.86], ["Current plan"]) == ["below left"]
+    sides = label_sides([0.2, 0.54], [5.0, 16.86], ["Cheap plan", "Current plan"])
+    assert sides == ["above right", "below left"]
 
 
 def test_stacked_points_take_the_four_places_in_turn_then_go_unnamed():
     # five plans with the same time and cost (duplicated sheet rows): four names fit around the point
     sides = label_sides([0.42] * 5, [13.3] * 5, [f"Plan {i}" for i in range(5)])
-    assert sides == [*SIDES, HIDDEN]
+    # the point is the top right corner of its axes: the one place inside the plot first
+    assert sides == ["below left", "above right", "below right", "above left", HIDDEN]
+    assert set(sides[:4]) == set(SIDES)
 
 
 def test_a_name_never_covers_a_neighbouring_point():
@@ -41,7 +55,7 @@ def test_the_sheet_chart_draws_each_name_at_its_place():
         {"plan": ["A", "B"], "wall_clock_h": [0.42, 0.42], "cost_usd": [13.3, 13.3], "fit": ["fits"] * 2}
     )
     spec = charts.labelled_cost_vs_time(frame)
-    assert spec["datasets"]["plans"]["label_side"].to_list() == ["above right", "below right"]
+    assert spec["datasets"]["plans"]["label_side"].to_list() == ["below left", "above right"]
     texts = [layer for layer in spec["layer"] if layer["mark"]["type"] == "text"]
     assert len(texts) == len(SIDES)
 

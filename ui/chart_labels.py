@@ -3,7 +3,8 @@
 Vega-Lite has no label layout (Vega's `label` transform is not exposed), and a fixed offset put the names of
 neighbouring points on top of each other (the plan sheet's rows, Compare's MI325X over another GPU's point). Here
 each name tries four places around its point in turn (above right, below right, above left, below left) and
-takes the first that overlaps no name already placed and no other point; a name with no free place is left off
+takes the first that overlaps no name already placed and no other point, preferring one inside the plot area (a
+name past the right edge ran into the legend); a name with no free place is left off
 the chart (it stays in the tooltip and the table). The chart reads the chosen place from the `label_side`
 column: one text layer per place (`text_layers`).
 
@@ -53,6 +54,10 @@ def _box(x: float, y: float, side: str, name: str) -> Box:
     return (left, middle - TEXT_HEIGHT_PX / 2, left + width, middle + TEXT_HEIGHT_PX / 2)
 
 
+def _inside_plot(box: Box) -> bool:
+    return box[0] >= 0.0 and box[1] >= 0.0 and box[2] <= PLOT_WIDTH_PX and box[3] <= PLOT_HEIGHT_PX
+
+
 def _overlaps(a: Box, b: Box) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
@@ -72,12 +77,18 @@ def label_sides(
         side = HIDDEN
         if name:
             others = points[:i] + points[i + 1 :]
-            for candidate in SIDES:
-                box = _box(px[i], py[i], candidate, name)
-                if not any(_overlaps(box, other) for other in placed + others):
-                    side = candidate
-                    placed.append(box)
-                    break
+            # a place inside the plot first: a name past the right edge ran into the legend (the sheet's
+            # slowest plan); outside it only where no place inside is free
+            free = [
+                (candidate, box)
+                for candidate in SIDES
+                for box in [_box(px[i], py[i], candidate, name)]
+                if not any(_overlaps(box, other) for other in placed + others)
+            ]
+            inside = [(candidate, box) for candidate, box in free if _inside_plot(box)]
+            if free:
+                side, box = (inside or free)[0]
+                placed.append(box)
         sides.append(side)
     return sides
 

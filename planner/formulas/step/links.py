@@ -16,8 +16,8 @@ One NIC per GPU. A ring that crosses nodes runs at one GPU's card, its per-GPU s
 NCCL can drive every card of a node at once (one ring per card: a group with r ranks in each node runs r rings),
 which measures up to the node's whole network in nccl-tests; the planner does not count that yet, although the
 multi-node rows of MosaicML's llm-foundry benchmark tables (scripts/train/benchmarking/README.md at commit
-495218376830947dce625efabc4d86be7c47cc45, 41 rows of 16-512 GPUs not in the calibration file) show the one-card
-figure is wrong where compute is short:
+495218376830947dce625efabc4d86be7c47cc45: 40 rows of 16-512 GPUs and one 8-GPU sibling, none of them in the
+calibration file) show the one-card figure is wrong where compute is short:
 - 'H100 80GB BF16', MPT-13B, FSDP FULL_SHARD, micro-batch 2: 4,792, 4,767, 4,811 and 4,800 tokens/s per GPU on
   8, 16, 32 and 64 GPUs. One card predicts 6,218 on one node, then 1,869, 1,807 and 1,768 (−61 to −63 %); r cards
   predicts 6,263-6,274 at every size, +30 % like the one-node row.

@@ -62,7 +62,7 @@ ALLOWED_SHARED = {
     ("planner/catalogue/microbench.py", "_FIELDS_CACHE"): "a GPU's operator constants per precision and "
     "power limit, computed from catalogue tables alone: the same for every session, bounded and cleared",
     ("planner/catalogue/microbench.py", "_BY_GPU"): "the microbenchmark tables' rows grouped by GPU name, "
-    "built from the shipped tables alone: the same for every session, at most 8 table sets",
+    "built from the tables alone: the same for every session, one table set at a time",
     ("planner/library/opening.py", "_opened"): "the plan library opened per database URL (an engine per "
     "process, as SQLAlchemy intends): no session's data, every read goes to the database",
 }

@@ -112,20 +112,19 @@ def _names(gpu: str) -> set[str]:
     return _ALIASES.get(gpu, {_plain(gpu)})
 
 
-_BY_GPU: dict[int, tuple[tuple[dict[str, Any], ...], dict[str, list[tuple[int, dict[str, Any]]]]]] = {}
+# The last table set read and its rows grouped by plain GPU name (the app reads one set; a test may swap in its own)
+_BY_GPU: list[tuple[tuple[dict[str, Any], ...], dict[str, list[tuple[int, dict[str, Any]]]]]] = []
 
 
 def _rows_by_plain_gpu(rows: tuple[dict[str, Any], ...]) -> dict[str, list[tuple[int, dict[str, Any]]]]:
     """The rows grouped by plain GPU name, each with its position: built once per table set, since a comparison
     asks for ~30 GPUs x 7 figures and scanning every row each time cost 0.2 s of the Compare page's first run."""
-    if id(rows) not in _BY_GPU or _BY_GPU[id(rows)][0] is not rows:
-        if len(_BY_GPU) >= 8:  # tests read other folders; the app reads one
-            _BY_GPU.clear()
+    if not _BY_GPU or _BY_GPU[0][0] is not rows:
         index: dict[str, list[tuple[int, dict[str, Any]]]] = {}
         for position, row in enumerate(rows):
             index.setdefault(_plain(row["gpu"]), []).append((position, row))
-        _BY_GPU[id(rows)] = (rows, index)  # the rows kept with it, so their id cannot be reused meanwhile
-    return _BY_GPU[id(rows)][1]
+        _BY_GPU[:] = [(rows, index)]
+    return _BY_GPU[0][1]
 
 
 def _best(

@@ -37,7 +37,8 @@ def healthy(url: str) -> bool:
 
 
 def launch(script: Path, log_path: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
-    """`streamlit run SCRIPT` with `env` added to this process's environment; (process, base URL)."""
+    """SCRIPT served by Streamlit (app.py as `make run` serves it) with `env` added to this process's environment;
+    (process, base URL)."""
     port = free_port()
     # app.py through `make run`'s entry (ui/serve.py: the imports before the server answers), where the checkout
     # has it (bench --baseline may time an older one); other scripts plain

@@ -29,6 +29,16 @@ With r cards every H100 row of those tables is too fast, and the rows without ac
 and the one-card figure is what holds it in check on the calibration rows. Shipped alone, r cards moved the
 calibration's source-holdout score from 7.8 % / 25.9 % to 8.6 % / 30.7 % (median / p90; LF-02 and LF-03 28-42 %
 too fast). It waits for that GPU-side mechanism.
+
+Ruled out as that mechanism: backward all-gathers left exposed by FSDP's prefetch order. Composer's FSDPConfig
+defaults to backward_prefetch BACKWARD_POST (docs.mosaicml.com, composer.utils.FSDPConfig), which PyTorch's
+BackwardPrefetch documents as issuing the next unit's all-gather only after the current unit's gradient
+computation (it overlaps the current reduce-scatter instead). Those all-gathers move 2 of the 8 bytes per
+parameter FULL_SHARD moves per step with an fp32 reduction, so charging them in full adds at most 0.032 s to
+LF-08's step (7B, micro-batch 6, one H100 node: 0.129 s of FSDP traffic), which is predicted 0.17 s short. The
+same rows on one node make the point alone: with no network in play, the H100 rows without checkpointing at
+sequence 2048 are +16 to +23 % in-sample (LF-08, LF-12, LF-13, LF-14) while their A100 siblings are within 9 %
+(LF-17, LF-18, LF-20, LF-21, LF-25, LF-26).
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from planner.library.diagnosis import (
     DB_URL_ENV,
     LibraryUnavailable,
     folder_refusal,
+    kind_of,
     newer_schema,
     shown_url,
     unavailable,
@@ -177,7 +178,7 @@ def _use_wal(cursor: Any) -> None:
             cursor.execute("PRAGMA journal_mode=WAL")
             return
         except sqlite3.OperationalError as err:
-            if "locked" not in str(err) or time.monotonic() > deadline:
+            if kind_of(err) != "locked" or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)  # a switch takes milliseconds
 

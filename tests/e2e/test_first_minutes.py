@@ -15,6 +15,13 @@ from tests.e2e.app_page import RUN_TIMEOUT_MS, AppPage
 pytestmark = pytest.mark.e2e
 LAPTOP = {"width": 1440, "height": 900}
 # The grid's accessibility table lists the header cells in view (the grid draws on a canvas).
+# The scatter's GPU names (Vega's text marks, not its axis or legend labels) and its points, as drawn on screen.
+LABELS_AND_POINTS = """() => {
+  const chart = document.querySelector("[data-testid='stMain'] [data-testid='stVegaLiteChart']");
+  const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  return {labels: [...chart.querySelectorAll('.mark-text.role-mark text')].filter(t => t.textContent).map(
+            t => [t.textContent, ...box(t)]),
+          points: [...chart.querySelectorAll('.mark-symbol.role-mark path')].map(box)}; }"""
 HEADERS_IN_VIEW = """() => [...document.querySelectorAll("[data-testid='stDataFrame'] [role='columnheader']")]
   .filter(e => { const r = e.getBoundingClientRect(); return r.right <= innerWidth && r.bottom <= innerHeight; })
   .map(e => e.textContent)"""
@@ -80,3 +87,23 @@ def test_the_compare_table_fits_the_page_width_and_the_csv_holds_its_columns(lap
         laptop.page.get_by_role("button", name="Download CSV").click()
     first_line = Path(download.value.path()).read_text(encoding="utf-8").splitlines()[0]
     assert first_line.split(",") == headers, (first_line, headers)
+
+
+def overlap_px(a: list[float], b: list[float]) -> float:
+    """How far two screen boxes [left, top, right, bottom] overlap, in px along the shorter side (0 if apart)."""
+    return max(0.0, min(min(a[2], b[2]) - max(a[0], b[0]), min(a[3], b[3]) - max(a[1], b[1])))
+
+
+def test_the_compare_chart_names_its_gpus_without_overlapping_labels_or_points(laptop: AppPage) -> None:
+    laptop.nav("Compare GPUs")
+    laptop.page.locator("[data-testid='stMain'] [data-testid='stVegaLiteChart'] svg").first.wait_for()
+    drawn = laptop.page.evaluate(LABELS_AND_POINTS)
+    laptop.shot("compare-chart")
+    labels = {name: box for name, *box in drawn["labels"]}
+    assert len(labels) >= 3 and len(drawn["points"]) >= len(labels), drawn  # several GPUs named and drawn
+    names = sorted(labels)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            assert overlap_px(labels[a], labels[b]) <= 1.0, (a, labels[a], b, labels[b])
+        covered = [p for p in drawn["points"] if overlap_px(labels[a], p) > 1.0]
+        assert not covered, (a, labels[a], covered)

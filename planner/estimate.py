@@ -22,10 +22,13 @@ __all__ = ["Estimate", "Resolved", "estimate", "estimate_resolved", "resolve", "
 
 def row(columns: dict[str, Any], index: int) -> dict[str, float]:
     """One row of evaluated columns as plain floats (scalars broadcast to every row)."""
-    return {
-        key: float(np.asarray(value).reshape(-1)[index] if np.ndim(value) else value)
-        for key, value in columns.items()
-    }
+    return {key: _element(value, index) for key, value in columns.items()}
+
+
+def _element(value: Any, index: int) -> float:
+    if isinstance(value, (float, int, np.generic)):  # a scalar: the same for every row (no array built)
+        return float(value)
+    return float(np.asarray(value).reshape(-1)[index] if np.ndim(value) else value)
 
 
 def estimate(scenario: Scenario, catalogs: Catalogs) -> Estimate:

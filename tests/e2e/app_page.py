@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 RUN_TIMEOUT_MS = 30_000  # one script run takes well under a second; slack for cold imports on a 2-core CI
@@ -56,6 +56,12 @@ class AppPage:
         if heading:
             self.expect_heading(heading)
         return self
+
+    def open_plan(self, scenario: Any, page_path: str = "/") -> AppPage:
+        """Open a page on a plan, the way a share link does: the Scenario's fields in the query string."""
+        from planner import scenario_to_query
+
+        return self.goto(page_path + "?" + urlencode(scenario_to_query(scenario)))
 
     def expect_heading(self, title: str) -> None:
         from playwright.sync_api import expect

@@ -8,7 +8,7 @@ that silently lost its browser cannot pass. Never run `playwright install`: the 
 Debian's chromium is the supported browser (`CHROMIUM_PATH` overrides its location).
 
 Extending: request the `app_page` fixture (an `AppPage` on a fresh browser context) or `open_app_page` (more
-contexts in one test), then use its helpers: `goto`, `nav`, `select`, `set_number`, `metrics`, `shot`...
+contexts in one test), then use its helpers: `goto`, `open_plan`, `nav`, `select`, `set_number`, `metrics`, `shot`...
 """
 
 from __future__ import annotations

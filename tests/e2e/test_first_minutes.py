@@ -1,20 +1,24 @@
-"""The first minutes in a real browser at 1440×900: the banners of a wasteful plan, a refused entry that applies
-once its conflict is gone, and the plan sheet's results in view without scrolling."""
+"""The first minutes in a real browser at 1440×900: the banners of a wasteful plan (communication-bound, few
+prompts per rollout step, more GPUs slower) and the grey time and cost of one that does not fit, a refused entry
+that applies once its conflict is gone, the plan sheet's results in view without scrolling, and Compare's table
+and chart. The figures behind each banner are in tests/test_plan_warnings.py."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from urllib.parse import urlencode
 
 import pytest
 
-from planner import Scenario, scenario_to_query
+from planner import Scenario
 from tests.e2e.app_page import RUN_TIMEOUT_MS, AppPage
 
 pytestmark = pytest.mark.e2e
 LAPTOP = {"width": 1440, "height": 900}
 # The grid's accessibility table lists the header cells in view (the grid draws on a canvas).
+HEADERS_IN_VIEW = """() => [...document.querySelectorAll("[data-testid='stDataFrame'] [role='columnheader']")]
+  .filter(e => { const r = e.getBoundingClientRect(); return r.right <= innerWidth && r.bottom <= innerHeight; })
+  .map(e => e.textContent)"""
 # The scatter's GPU names (Vega's text marks, not its axis or legend labels) and its points, as drawn on screen.
 LABELS_AND_POINTS = """() => {
   const chart = document.querySelector("[data-testid='stMain'] [data-testid='stVegaLiteChart']");
@@ -22,9 +26,12 @@ LABELS_AND_POINTS = """() => {
   return {labels: [...chart.querySelectorAll('.mark-text.role-mark text')].filter(t => t.textContent).map(
             t => [t.textContent, ...box(t)]),
           points: [...chart.querySelectorAll('.mark-symbol.role-mark path')].map(box)}; }"""
-HEADERS_IN_VIEW = """() => [...document.querySelectorAll("[data-testid='stDataFrame'] [role='columnheader']")]
-  .filter(e => { const r = e.getBoundingClientRect(); return r.right <= innerWidth && r.bottom <= innerHeight; })
-  .map(e => e.textContent)"""
+# The colour a metric's value is painted in, read from its innermost element (a coloured span when greyed).
+VALUE_COLOURS = """() => Object.fromEntries([...document.querySelectorAll("[data-testid='stMain'] [data-testid='stMetric']")]
+  .map(m => { const label = m.querySelector("[data-testid='stMetricLabel']").innerText.trim();
+              const value = m.querySelector("[data-testid='stMetricValue']");
+              let inner = value; while (inner.firstElementChild) inner = inner.firstElementChild;
+              return [label, getComputedStyle(inner).color]; }))"""
 
 
 @pytest.fixture
@@ -38,7 +45,7 @@ def test_a_plan_over_eight_nodes_says_it_is_communication_bound(laptop: AppPage)
     # the default plan in one node hides its communication behind compute; 64 GPUs at micro-batch 1 do not
     assert not any("Communication is" in a for a in laptop.alerts())
     wide = Scenario(model="Llama 3.1 8B", n_gpus=64, micro_batch=1)
-    alerts = laptop.goto("/?" + urlencode(scenario_to_query(wide))).alerts()
+    alerts = laptop.open_plan(wide).alerts()
     assert any("Communication is 94% of the step: raise the micro-batch" in a for a in alerts), alerts
 
 
@@ -107,3 +114,47 @@ def test_the_compare_chart_names_its_gpus_without_overlapping_labels_or_points(l
             assert overlap_px(labels[a], labels[b]) <= 1.0, (a, labels[a], b, labels[b])
         covered = [p for p in drawn["points"] if overlap_px(labels[a], p) > 1.0]
         assert not covered, (a, labels[a], covered)
+
+
+def luminance(css_colour: str) -> float:
+    """Relative brightness of a computed `rgb(r, g, b)` colour, 0 (black) to 1 (white)."""
+    r, g, b = (float(x) for x in re.findall(r"[\d.]+", css_colour)[:3])
+    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255.0
+
+
+def test_a_grpo_plan_with_four_prompts_per_rollout_step_says_so(laptop: AppPage) -> None:
+    grpo = Scenario(model="Llama 3.1 8B", n_gpus=8, post_training="grpo", rollout_prompts=4)
+    alerts = laptop.open_plan(grpo).alerts()
+    laptop.shot("few-prompts")
+    assert any("Each rollout step generates for only 4 prompts" in a for a in alerts), alerts
+    assert any("trainers use 128-1,024" in a for a in alerts), alerts
+    # the default rollout batch (1,024 prompts) gets no such banner
+    default = laptop.open_plan(Scenario(model="Llama 3.1 8B", n_gpus=8, post_training="grpo")).alerts()
+    assert not any("only" in a and "prompt" in a for a in default), default
+
+
+def test_a_plan_that_more_gpus_make_slower_names_the_faster_count(laptop: AppPage) -> None:
+    # 1,000 examples at micro-batch 1 on 16 GPUs: two nodes spend more on the network than they save in compute
+    wide = Scenario(model="Llama 3.1 8B", n_gpus=16, micro_batch=1, examples=1000)
+    alerts = laptop.open_plan(wide, "/compute").alerts()
+    laptop.shot("more-gpus-slower")
+    # the banner's icon name comes first in its text, so search within it
+    said = [
+        re.search(r"More GPUs make this plan slower: 8 GPUs take ([\d.]+) min, 16 GPUs take ([\d.]+) min", a)
+        for a in alerts
+    ]
+    found = [m for m in said if m]
+    assert found, alerts
+    assert float(found[0].group(1)) < float(found[0].group(2))
+
+
+def test_a_plan_that_does_not_fit_draws_its_time_and_cost_in_grey(laptop: AppPage) -> None:
+    laptop.open_plan(Scenario(model="Llama 3.1 8B", n_gpus=8, micro_batch=8))
+    shown = laptop.page.evaluate(VALUE_COLOURS)
+    laptop.open_plan(Scenario(model="Llama 3.1 70B", n_gpus=1, gpu="H100 SXM"))
+    greyed = laptop.page.evaluate(VALUE_COLOURS)
+    laptop.shot("greyed")
+    metrics = laptop.metrics()
+    for label in ("Wall clock", "GPU-hours", "Cost"):
+        assert ":grey[" not in metrics[label], metrics[label]  # rendered, not shown as markup
+        assert luminance(greyed[label]) > luminance(shown[label]) + 0.15, (label, greyed[label], shown[label])

@@ -6,11 +6,10 @@ themselves are unit-tested in tests/test_chart_colours.py and tests/test_plan_wa
 from __future__ import annotations
 
 import re
-from urllib.parse import urlencode
 
 import pytest
 
-from planner import Scenario, scenario_to_query
+from planner import Scenario
 from tests.e2e.app_page import AppPage
 from ui.charts import MEMORY_COMPONENT_COLOURS
 
@@ -27,18 +26,19 @@ AXES = """() => [...document.querySelectorAll("[data-testid='stMain'] [data-test
               labels: [...a.querySelectorAll('.role-axis-label text')].map(t => t.textContent).filter(t => t)}))"""
 
 
-def open_plan(app: AppPage, scenario: Scenario, page_path: str) -> AppPage:
-    app.goto(page_path + "?" + urlencode(scenario_to_query(scenario)))
+def open_chart_page(app: AppPage, scenario: Scenario, page_path: str) -> AppPage:
+    """The plan's page once its first chart has been drawn."""
+    app.open_plan(scenario, page_path)
     app.page.locator("[data-testid='stMain'] [data-testid='stVegaLiteChart'] svg").first.wait_for()
     return app
 
 
 def test_each_memory_component_keeps_its_colour_across_plans(app_page: AppPage) -> None:
-    full = open_plan(app_page, Scenario(model="Llama 3.1 8B", n_gpus=8), "/memory").page.evaluate(
+    full = open_chart_page(app_page, Scenario(model="Llama 3.1 8B", n_gpus=8), "/memory").page.evaluate(
         LEGEND_COLOURS
     )
     grpo = Scenario(model="Llama 3.1 8B", n_gpus=8, post_training="grpo", zero_stage=0)
-    colocated = open_plan(app_page, grpo, "/memory").page.evaluate(LEGEND_COLOURS)
+    colocated = open_chart_page(app_page, grpo, "/memory").page.evaluate(LEGEND_COLOURS)
     app_page.shot("grpo-legend")
     shared = set(full) & set(colocated)
     assert {"Weights", "Activations", "Optimizer states"} <= shared, (full, colocated)
@@ -48,7 +48,7 @@ def test_each_memory_component_keeps_its_colour_across_plans(app_page: AppPage) 
 
 
 def test_the_scaling_chart_labels_whole_gpu_counts_only(app_page: AppPage) -> None:
-    axes = open_plan(app_page, Scenario(model="Llama 3.1 8B", n_gpus=8), "/compute").page.evaluate(AXES)
+    axes = open_chart_page(app_page, Scenario(model="Llama 3.1 8B", n_gpus=8), "/compute").page.evaluate(AXES)
     gpu_axes = [a for a in axes if a["title"] == "GPUs"]
     assert gpu_axes, axes
     for axis in gpu_axes:
@@ -58,7 +58,7 @@ def test_the_scaling_chart_labels_whole_gpu_counts_only(app_page: AppPage) -> No
 
 def test_a_run_shorter_than_its_checkpoint_interval_needs_no_checkpoint(app_page: AppPage) -> None:
     one_gpu = Scenario(model="Llama 3.1 8B", n_gpus=1, gpu="H100 SXM", micro_batch=1, examples=2000)
-    app_page.goto("/?" + urlencode(scenario_to_query(one_gpu)))
+    app_page.open_plan(one_gpu)
     text = app_page.page.get_by_test_id("stMain").inner_text()
     assert re.search(r"no checkpoint needed: the run ends \([^)]+\) before the first is due", text), text[
         -2000:

@@ -45,8 +45,8 @@ FloatOrArray = float | npt.NDArray[np.float64]
 def select(condition, if_true, if_false):
     """np.where that skips the element-wise pass when the condition is one value (a sweep usually holds
     most choices fixed); the result is the same either way."""
-    # a Python or numpy scalar is checked by type first: np.ndim converts its argument to an array each call
-    if isinstance(condition, (bool, int, float, np.generic)) or np.ndim(condition) == 0:
+    # a Python or numpy scalar (bool is an int) is checked by type first: np.ndim converts its argument to an array each call
+    if isinstance(condition, (int, float, np.generic)) or np.ndim(condition) == 0:
         return if_true if bool(condition) else if_false
     return np.where(condition, if_true, if_false)
 

@@ -23,6 +23,7 @@ from planner.formulas.memory.recipes import Method, Recompute
 from planner.formulas.memory.verdict import verdict_outputs
 from planner.formulas.operators.outputs import bound_by_code, step_parts
 from planner.formulas.operators.step import BAND, operator_compute
+from planner.formulas.scalars import any_row, is_one_of, nan_to_zero
 from planner.formulas.step import collectives, comm, compute, contention, timing
 from planner.formulas.step.offload import OffloadStep
 from planner.multimodal import step as mm  # vision-language and diffusion parts beside the main transformer
@@ -48,9 +49,7 @@ def flops_per_token(c: Columns, causal: int = 1) -> tuple[Any, Any]:
     m, lay = c.model, c.layout
     seq_len = c.workload.seq_len_tokens
     attn = (
-        np.nan_to_num(
-            compute.attention_fwd_flops_per_token(m.n_layers, m.n_heads, m.head_dim, seq_len, causal)
-        )
+        nan_to_zero(compute.attention_fwd_flops_per_token(m.n_layers, m.n_heads, m.head_dim, seq_len, causal))
         * m.has_shape
     )
     frozen = c.recipe.method != Method.FULL
@@ -65,7 +64,7 @@ def flops_per_token(c: Columns, causal: int = 1) -> tuple[Any, Any]:
         attn,
         lay.flash_attention,
         lay.recompute == Recompute.FULL,
-        np.isin(lay.recompute, (Recompute.SELECTIVE, Recompute.SELECTIVE_OP)),
+        is_one_of(lay.recompute, (Recompute.SELECTIVE, Recompute.SELECTIVE_OP)),
     )
     return model + (side := mm.side_flops_per_token(c)), hardware + side  # encoders, VAE
 
@@ -108,7 +107,7 @@ def _step_comm(c: Columns) -> comm.StepComm:
     # No shape: the in-pipeline traffic and ZeRO's per-layer unhidden share are unknown, so left out.
     pipelined = np.where(m.has_shape > 0, step.pipelined_s, 0.0)
     unhidden = step.data_parallel_unhidden_frac  # used only by the windows overlap model
-    if np.any(step.windows):
+    if any_row(step.windows):
         unhidden = np.where((lay.zero_stage >= 1) & (m.has_shape == 0), 0.0, unhidden)
     tensor = step.exposed_tensor_s * (1.0 - lay.tp_comm_overlap) * (m.has_shape > 0)  # Megatron's option
     return replace(step, pipelined_s=pipelined, data_parallel_unhidden_frac=unhidden, exposed_tensor_s=tensor)

@@ -18,6 +18,7 @@ from planner.formulas.energy import footprint as energy
 from planner.formulas.memory.memory_inputs import MemoryBreakdown
 from planner.formulas.memory.recipes import Method, Recompute
 from planner.formulas.money import cost
+from planner.formulas.scalars import any_row
 from planner.formulas.step import adapter_time, comm, expert_compute, moe, offload, timing
 from planner.formulas.step.comm import BYTES_PER_GB
 from planner.formulas.units import SECONDS_PER_HOUR
@@ -110,7 +111,7 @@ def offload_step(c: Columns, host: MemoryBreakdown) -> offload.OffloadStep:
     """The offload model's view: one GPU's host transfers and CPU step, from what memory put on its host."""
     r, lay = c.recipe, c.layout
     flags = (lay.offload_optimizer, lay.offload_params, lay.offload_activations, r.paged_optimizer)
-    if not any(np.any(np.asarray(flag) > 0) for flag in flags):  # nothing on the host: skip the per-row work
+    if not any(any_row(np.asarray(flag) > 0) for flag in flags):  # nothing on the host: skip the per-row work
         return offload.NO_OFFLOAD
     state_bytes = r.optimizer_bytes_per_param + r.master_bytes_per_param
     return offload.offload_step(

@@ -261,6 +261,25 @@ def test_max_micro_batch_is_the_largest_that_fits(zero_stage):
     assert float(memory_per_gpu(replace(inputs, micro_batch=best + 1)).peak_bytes) > vram
 
 
+@pytest.mark.parametrize("recompute", ["none", "selective", "full"])
+def test_max_micro_batch_does_not_depend_on_the_plans_own_micro_batch(recompute):
+    """The limit is read from the plan's own terms (one sequence's share: its transient bytes ÷ b), so the
+    same plan at micro-batch 1, 3 or 8 has the same largest micro-batch."""
+    base = llama(zero_stage=3, dp=8, seq_len=4096, grad_accum=2, recompute=recompute)
+    limits = {b: float(max_micro_batch(replace(base, micro_batch=b), 80 * GIB)) for b in (1.0, 3.0, 8.0)}
+    assert limits[1.0] >= 1 and limits[1.0] == limits[3.0] == limits[8.0]
+
+
+def test_the_device_peak_and_the_limit_of_one_plan_are_worked_out_from_the_same_terms():
+    """Both read one set of stage terms, kept on the (frozen) inputs; `replace` makes inputs without them."""
+    inputs = llama(zero_stage=3, dp=8, seq_len=4096, recompute="full")
+    before = float(memory_per_gpu(inputs).peak_bytes)
+    max_micro_batch(inputs, 80 * GIB)
+    assert float(memory_per_gpu(inputs).peak_bytes) == before
+    longer = replace(inputs, seq_len=8192.0)
+    assert float(memory_per_gpu(longer).peak_bytes) > before
+
+
 def test_max_micro_batch_is_zero_when_states_do_not_fit():
     assert max_micro_batch(llama(), 24 * GIB) == 0  # 8B × 16 B = 119.6 GiB of states on one GPU
 

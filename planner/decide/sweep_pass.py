@@ -2,7 +2,7 @@
 
 Memory first, and only once for GPUs that share it. The memory model reads the model, the recipe, the
 workload and the layout, never the GPU, except a paged optimizer, whose states page out as VRAM runs short
-(`planner.formulas.memory.peak.memory_with_paging`). So GPUs whose memory inputs are equal (most of a catalogue:
+(`planner.formulas.memory.paging.memory_with_paging`). So GPUs whose memory inputs are equal (most of a catalogue:
 every GPU type runs the same layouts of the same model) share one memory evaluation per chunk, and each
 compares the peak with its own VRAM. The rest of `evaluate` (compute, communication, time, cost, energy)
 runs per GPU, on the rows that fit that GPU. Results are bit-identical to evaluating each GPU on its own

@@ -17,7 +17,8 @@ import numpy as np
 from planner.columns import Columns
 from planner.formulas.memory.memory_inputs import MemoryBreakdown, MemoryInputs
 from planner.formulas.memory.model_states import zero_shard_degree
-from planner.formulas.memory.peak import memory_with_paging
+from planner.formulas.memory.paging import memory_with_paging
+from planner.formulas.scalars import all_rows, any_row
 from planner.formulas.step.comm import BYTES_PER_GB, effective_pcie_gb_per_s
 from planner.formulas.step.compute import ATTENTION_TRAINING_OVER_FORWARD, attention_fwd_flops_per_token
 from planner.formulas.units import SECONDS_PER_HOUR
@@ -27,7 +28,7 @@ Outputs = dict[str, Any]
 
 
 def is_text(c: Columns) -> bool:
-    return bool(np.all(np.asarray(c.mm.multimodal_kind) == TEXT))
+    return all_rows(np.asarray(c.mm.multimodal_kind) == TEXT)
 
 
 def side_flops_per_token(c: Columns) -> Any:
@@ -101,7 +102,7 @@ def paged_memory(c: Columns, inputs: MemoryInputs) -> MemoryBreakdown:
         1.0 + c.layout.fragmentation_frac
     )
     paged = np.clip(short, 0.0, _vision_optimizer_bytes(c)) * (np.asarray(c.recipe.paged_optimizer) > 0)
-    if not np.any(paged > 0):
+    if not any_row(paged > 0):
         return b
     slack = paged * c.layout.fragmentation_frac
     return replace(

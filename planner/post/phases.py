@@ -17,6 +17,7 @@ from planner.columns import Columns
 from planner.formulas.memory.peak import MemoryBreakdown, MemoryInputs, memory_per_gpu
 from planner.formulas.memory.recipes import PHASE_GENERATION, PHASE_LOADING
 from planner.formulas.post_training import side_models as post
+from planner.formulas.scalars import any_row
 
 Outputs = dict[str, Any]
 
@@ -51,7 +52,7 @@ def _resident(b: MemoryBreakdown) -> Any:
 
 def _value_memory(c: Columns, inputs: MemoryInputs) -> tuple[Any, Any]:
     """(peak allocated, resident) bytes of the value model's training on one GPU; zeros without one."""
-    if not np.any(np.asarray(c.post.n_value_params) > 0):
+    if not any_row(np.asarray(c.post.n_value_params) > 0):
         return 0.0, 0.0
     value = memory_per_gpu(_value_inputs(c, inputs))
     has = np.asarray(c.post.n_value_params) > 0

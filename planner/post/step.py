@@ -19,6 +19,7 @@ from planner.formulas.memory.peak import MemoryBreakdown, MemoryInputs
 from planner.formulas.memory.recipes import PostTraining
 from planner.formulas.post_training import generation as gen
 from planner.formulas.post_training import side_models as post
+from planner.formulas.scalars import all_rows, any_row
 from planner.formulas.step.comm import BYTES_PER_GB, effective_pcie_gb_per_s, intra_node_link_gb_per_s
 from planner.post.phases import engine_room_bytes, frozen_bytes, memory_outputs, trainer_phases, without_pool
 
@@ -28,7 +29,7 @@ Outputs = dict[str, Any]
 def is_sft(c: Columns) -> bool:
     """Every row is plain supervised fine-tuning: nothing of this module applies (the usual, fast case)."""
     objective = np.asarray(c.post.objective)
-    return bool(np.all(objective == PostTraining.SFT))
+    return all_rows(objective == PostTraining.SFT)
 
 
 def policy_view(c: Columns) -> Columns:
@@ -153,11 +154,11 @@ def post_training_outputs(
     neutral = {**dict.fromkeys(NEW_KEYS, zero), "generation_fits": 1.0 + zero}
     neutral.update(training_time_s=out["compute_wall_clock_s"], post_step_time_s=out["step_time_s"])
     sft_rows = np.asarray(c.post.objective) == PostTraining.SFT
-    if np.all(sft_rows):
+    if all_rows(sft_rows):
         return neutral
     figures = _post_outputs(c, out, breakdown, inputs)
     # A frame mixing objectives (a plan sheet): its SFT rows keep exactly the single SFT estimate's figures.
-    mixed = np.any(sft_rows)
+    mixed = any_row(sft_rows)
     return {k: np.where(sft_rows, neutral.get(k, out.get(k)), v) if mixed else v for k, v in figures.items()}
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from planner.formulas.memory.activations import FloatOrArray, select
 from planner.formulas.memory.memory_inputs import MemoryInputs
 from planner.formulas.memory.recipes import Method
+from planner.formulas.scalars import nan_to_zero
 from planner.formulas.step.moe import expert_tensor_degree
 
 FP32_BYTES = 4.0
@@ -54,7 +55,7 @@ def override_scale(p: MemoryInputs):
     frozen = np.where(full, 0.0, p.n_params - edge) * p.frozen_weight_bytes
     frozen = frozen + np.where(full, 0.0, edge) * p.frozen_other_weight_bytes
     recipe_bytes = trainable * (p.weight_bytes + p.grad_bytes + p.master_bytes + p.optimizer_bytes) + frozen
-    wanted = np.nan_to_num(p.bytes_per_param) * p.n_params
+    wanted = nan_to_zero(p.bytes_per_param) * p.n_params
     return select(np.isfinite(p.bytes_per_param), wanted / np.maximum(recipe_bytes, 1.0), 1.0)
 
 

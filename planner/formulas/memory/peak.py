@@ -18,8 +18,6 @@ the whole model on each GPU before sharding, 0 when it loads sharded); allocated
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from planner.formulas.memory.activations import (
@@ -45,6 +43,7 @@ from planner.formulas.memory.model_states import (
     zero_shard_degree,
 )
 from planner.formulas.memory.recipes import PHASE_LOADING, Recompute
+from planner.formulas.scalars import broadcast_like
 from planner.formulas.step.pipeline import layers_in_flight
 
 __all__ = [
@@ -53,7 +52,6 @@ __all__ = [
     "MemoryInputs",
     "max_micro_batch",
     "memory_per_gpu",
-    "memory_with_paging",
     "model_state_bytes",
     "stage_activations",
     "zero_shard_degree",
@@ -171,13 +169,23 @@ def _stage_terms(p: MemoryInputs, first_stage: bool, shared: dict) -> dict[str, 
     }
 
 
+_STAGES_ATTRIBUTE = "_stage_terms"  # where `_both_stages` keeps its answer on the (frozen) inputs
+
+
 def _both_stages(p: MemoryInputs):
-    """(first, last) stage terms, sharing the stage-independent work."""
+    """(first, last) stage terms, sharing the stage-independent work.
+
+    Kept on `p` once computed: the device peak and the largest micro-batch of one plan read the same terms,
+    and a frozen MemoryInputs cannot change under them (`replace` makes a new object, without them)."""
+    kept = p.__dict__.get(_STAGES_ATTRIBUTE)
+    if kept is not None:
+        return kept
     shared = {"layer": layer_parameters(p), "factors": state_factors(p), "activations": layer_activations(p)}
     first = _stage_terms(p, True, shared)
-    if np.ndim(p.pp) == 0 and float(p.pp) == 1:  # one stage holds everything: skip the identical twin
-        return first, first
-    return first, _stage_terms(p, False, shared)
+    one_stage = np.ndim(p.pp) == 0 and float(p.pp) == 1  # one stage holds everything: skip the identical twin
+    stages = (first, first) if one_stage else (first, _stage_terms(p, False, shared))
+    object.__setattr__(p, _STAGES_ATTRIBUTE, stages)
+    return stages
 
 
 def _keeps_gradients(p: MemoryInputs):
@@ -229,7 +237,7 @@ def memory_per_gpu(p: MemoryInputs) -> MemoryBreakdown:
         phase = select(loading > peak, PHASE_LOADING, phase)
         peak = np.maximum(peak, loading)
     shape = np.shape(peak)
-    terms = {key: np.broadcast_to(value, shape) for key, value in terms.items()}
+    terms = {key: broadcast_like(value, shape) for key, value in terms.items()}
     return MemoryBreakdown(
         weights_bytes=terms["weights"],
         gradients_bytes=terms["grads"],
@@ -257,27 +265,6 @@ def memory_per_gpu(p: MemoryInputs) -> MemoryBreakdown:
     )
 
 
-def memory_with_paging(p: MemoryInputs, paged_optimizer, vram_bytes) -> MemoryBreakdown:
-    """`memory_per_gpu`, with as much of a paged optimizer's states on the host as the GPU runs short by.
-
-    bitsandbytes' paged optimizers keep their states in CUDA unified memory: pages stay on the GPU while it
-    has room and are evicted to the host when it does not (bitsandbytes docs, "Paged optimizers"). So a plan
-    that would not fit with its states on the GPU is evaluated with the shortfall, (peak − VRAM) in allocated
-    bytes (÷ (1 + fragmentation)), up to all of the states, on the host, and pays the paging traffic
-    (`planner.formulas.step.offload`) instead of being refused. Fixed-size terms (weights, activations) never page.
-    """
-    resident = memory_per_gpu(p)
-    if not np.any(np.asarray(paged_optimizer) > 0):  # the usual case: skip the per-row work
-        return resident
-    states = np.asarray(resident.optimizer_bytes)
-    training_bytes = np.asarray(resident.reserved_peak_bytes + resident.overhead_bytes)  # loading never pages
-    short_bytes = (training_bytes - vram_bytes) / (1.0 + p.fragmentation_frac)
-    share = np.clip(short_bytes / np.maximum(states, 1.0), 0.0, 1.0) * (np.asarray(paged_optimizer) > 0)
-    if not np.any(share > 0):
-        return resident
-    return memory_per_gpu(replace(p, page_optimizer=share))
-
-
 def max_micro_batch(p: MemoryInputs, vram_bytes) -> FloatOrArray:
     """Largest micro-batch whose device peak fits in `vram_bytes`; 0 when even one sequence does not fit.
 
@@ -288,12 +275,12 @@ def max_micro_batch(p: MemoryInputs, vram_bytes) -> FloatOrArray:
     A loading peak (`planner.formulas.memory.loading`) does not depend on b: when it does not fit, nothing does.
     """
     budget = (vram_bytes - overhead_bytes(p)) / (1.0 + p.fragmentation_frac)
-    one = replace(p, micro_batch=1.0)
+    growth = 1.0 + p.allocator_growth_frac / (1.0 + p.fragmentation_frac)
     best: FloatOrArray = np.inf
-    for t in _both_stages(one):
+    for t in _both_stages(p):  # the plan's own terms: its transient bytes ÷ b are one sequence's
         states = t["weights"] + t["optimizer"] + t["master"]
         fixed = states + t["prefetch"] + select(_keeps_gradients(p), t["grads"], 0.0)
-        per_sequence = _transient(t) * (1.0 + p.allocator_growth_frac / (1.0 + p.fragmentation_frac))
+        per_sequence = _transient(t) / p.micro_batch * growth
         largest = np.floor((budget - fixed) / per_sequence)
         fits_without_b = states + t["grads"] + np.maximum(t["prefetch"], t["step_temp"]) <= budget
         best = np.minimum(best, select(fits_without_b, np.maximum(largest, 0.0), 0.0))

@@ -26,6 +26,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from planner.formulas.memory.recipes import Method
+from planner.formulas.scalars import nan_to_zero
 
 FITS: Final = 0.0
 TIGHT: Final = 1.0
@@ -143,7 +144,7 @@ def verdict_outputs(
         out["peak_bytes"], out["model_state_bytes_total"], out["overhead_bytes"], n_gpus
     )
     generating = out.get("generation_phase_bytes", 0.0)
-    others = np.maximum(out.get("training_phase_bytes", 0.0), np.nan_to_num(out["loading_peak_bytes"]))
+    others = np.maximum(out.get("training_phase_bytes", 0.0), nan_to_zero(out["loading_peak_bytes"]))
     engine = out.get("generation_engine_bytes", 0.0)
     high = peak_high_with_engine_bytes(judged, generating, engine, others, band_ratio(method, band))
     return {

@@ -17,6 +17,8 @@ from typing import Any, Final
 import numpy as np
 from pydantic import BaseModel
 
+from planner.formulas.scalars import nan_to_zero
+
 # the parts `bound_by` chooses from, in this order (index = the `bound_by_code` output)
 PARTS: Final = (
     "gemm_time_s",
@@ -74,7 +76,7 @@ def step_parts(ops: Any, run: Any, operator_s: Any, split: Any, bubble_frac: Any
     a shape), `split` 1 where the step is modelled part by part (0: the user's end-to-end MFU)."""
     modelled = np.where(np.isnan(operator_s), 0.0, split)
     scale = np.where(modelled > 0, 1.0, 0.0)
-    residual = np.nan_to_num(operator_s) - np.nan_to_num(ops.compute_s) - np.nan_to_num(ops.adapter_s)
+    residual = nan_to_zero(operator_s) - nan_to_zero(ops.compute_s) - nan_to_zero(ops.adapter_s)
     return {
         "gemm_time_s": ops.gemm_s * scale,
         "attention_time_s": ops.attention_s * scale,

@@ -25,6 +25,7 @@ import numpy as np
 
 from planner.formulas.memory.recipes import Method, Recompute
 from planner.formulas.operators import attention, dispatch, eager, gemm, memory_bound
+from planner.formulas.scalars import is_one_of, nan_to_zero
 from planner.formulas.step.adapter_time import ADAPTER_BACKWARD_TOUCHES, ADAPTER_FORWARD_TOUCHES
 from planner.formulas.step.compute import Number, attention_fwd_flops_per_token
 
@@ -132,7 +133,7 @@ def _attention_s(c: Any, tokens: Any, shards: Any) -> tuple[Any, Any]:
     per_token = attention_fwd_flops_per_token(m.n_layers, m.n_heads, m.head_dim, seq, 1) * np.where(
         flash, 1.0, 2.0
     )
-    fwd_flops = np.nan_to_num(per_token) * tokens / shards
+    fwd_flops = nan_to_zero(per_token) * tokens / shards
     scores = lay.micro_batch_seqs * m.n_heads / lay.tp * seq / lay.cp * seq * m.n_layers / lay.pp
     bf16 = np.where(np.isnan(g.bf16_flops_per_s), g.peak_flops_per_s, g.bf16_flops_per_s)
     bw = g.memory_gb_per_s * 1e9 * g.memory_frac
@@ -143,7 +144,7 @@ def _attention_s(c: Any, tokens: Any, shards: Any) -> tuple[Any, Any]:
         fwd_flops, flash, bf16, g.attention_frac, g.gemm_peak_frac, seq, m.head_dim, scores / 3.0, bw, 2.0,
         lay.flash1_attention,
     )  # fmt: skip
-    recompute = np.isin(lay.recompute, (Recompute.FULL, Recompute.SELECTIVE, Recompute.SELECTIVE_OP))
+    recompute = is_one_of(lay.recompute, (Recompute.FULL, Recompute.SELECTIVE, Recompute.SELECTIVE_OP))
     return fwd, fwd * (2.0 + recompute)
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planner.formulas.scalars import all_rows, any_row
 from planner.formulas.step.compute import Number, as_number
 
 # NCCL tuning.cc, Ring / Simple protocol (see the module docstring), converted from µs to s.
@@ -57,7 +58,7 @@ def ring_steps_s(n_ranks: Number, group_span: Number, gpus_per_node: Number, int
     the network, the rest take the node's link (`intra_step_s`). 0 for one rank.
     """
     within_node = (n_ranks - 1) * intra_step_s
-    if np.all(group_span <= gpus_per_node):  # the usual TP group: no network step (and no work for it)
+    if all_rows(group_span <= gpus_per_node):  # the usual TP group: no network step (and no work for it)
         return within_node
     n_nodes = np.minimum(np.ceil(group_span / gpus_per_node), n_ranks)
     return within_node + (n_nodes - 1) * (NCCL_NETWORK_STEP_S - intra_step_s)
@@ -81,7 +82,7 @@ def intra_step_time_s(nvlink: Number) -> Number:
 
 def shard_group_ranks(dp: Number, tp_cp: Number, gpus_per_node: Number, hybrid_shard: Number) -> Number:
     """Ranks a ZeRO shard spans: all dp, or under a hybrid shard the replicas that fit in one node."""
-    if not np.any(hybrid_shard):  # the usual case, and most of a plan search: no per-row work
+    if not any_row(hybrid_shard):  # the usual case, and most of a plan search: no per-row work
         return dp
     return as_number(np.where(hybrid_shard, np.clip(np.floor(gpus_per_node / tp_cp), 1, dp), dp))
 
@@ -197,20 +198,20 @@ def layout_latency_s(
     intra = intra_step_time_s(nvlink)
     span = tp * cp * dp  # the DP group spans tp·cp·dp consecutive ranks
     in_pipeline: Number = 0.0
-    if np.any(tp > 1):
+    if any_row(tp > 1):
         tp_ring = NCCL_BASE_LATENCY_S + 2.0 * ring_steps_s(tp, tp, gpus_per_node, intra)
         tp_count = (4.0 + 2.0 * full_recompute) * (n_layers_per_stage * grad_accum)
         in_pipeline = (tp > 1) * tp_count * tp_ring
-    if np.any(pp > 1):
+    if any_row(pp > 1):
         p2p = NCCL_BASE_LATENCY_S + np.where(2.0 * span > gpus_per_node, NCCL_NETWORK_STEP_S, intra)
         in_pipeline = in_pipeline + (pp > 1) * (2.0 * n_virtual_stages * grad_accum) * p2p
-    if np.any(cp > 1):
+    if any_row(cp > 1):
         pass_s = NCCL_BASE_LATENCY_S + np.where(tp * cp > gpus_per_node, NCCL_NETWORK_STEP_S, intra)
         in_pipeline = in_pipeline + 3.0 * (cp - 1) * (n_layers_per_stage * grad_accum) * pass_s
     dp_steps = ring_steps_s(dp, span, gpus_per_node, intra)
     # The sweep rarely shards within a node: the shard group is then the DP group (one latency, not two).
     shard_s = NCCL_BASE_LATENCY_S + dp_steps
-    if np.any(shard_ranks != dp):  # a hybrid shard: its own, smaller group (none at all when it is one rank)
+    if any_row(shard_ranks != dp):  # a hybrid shard: its own, smaller group (none at all when it is one rank)
         shard_steps = ring_steps_s(shard_ranks, tp * cp * shard_ranks, gpus_per_node, intra)
         shard_s = (shard_ranks > 1) * (NCCL_BASE_LATENCY_S + shard_steps)
     rounds = grad_accum if rounds is None else rounds  # `data_parallel_collectives`: no pipeline by default

@@ -18,6 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from planner.formulas.scalars import any_row
 from planner.formulas.step import collectives, links
 from planner.formulas.step.collectives import StepComm, shard_group_ranks
 from planner.formulas.step.compute import Number, as_number
@@ -265,7 +266,7 @@ def layout_comm(
         n_virtual_stages=n_virtual_stages, rounds=rounds, gathers=gathers,
     )  # fmt: skip
     step = StepComm(as_number(pipelined + latency_pipelined), as_number(data_parallel + latency_dp))
-    if not np.any(overlap_windows):  # the default constant overlap: no windows to work out
+    if not any_row(overlap_windows):  # the default constant overlap: no windows to work out
         return replace(step, exposed_tensor_s=as_number(tensor))
     window, unhidden = collectives.data_parallel_window(
         zero_stage, grad_accum, buckets, layers, full_recompute, rounds, gathers

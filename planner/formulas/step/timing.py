@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planner.formulas.scalars import any_row
 from planner.formulas.step.collectives import hidden_data_parallel_s
 from planner.formulas.step.comm import BYTES_PER_GB, StepComm, effective_pcie_gb_per_s, exposed_comm_s
 from planner.formulas.step.compute import Number, as_number, flops_utilisation
@@ -64,7 +65,7 @@ def exposed_parts_s(
     """
     pipelined = exposed_comm_s(pipelined_comm_s, compute_s, overlap_frac)
     constant = exposed_comm_s(pipelined_comm_s + data_parallel_comm_s, compute_s, overlap_frac) - pipelined
-    if not np.any(windows):
+    if not any_row(windows):
         return pipelined, constant
     budget = overlap_frac * compute_s - (pipelined_comm_s - pipelined)
     hidden = hidden_data_parallel_s(

@@ -12,6 +12,7 @@ from planner.evaluate import evaluate
 from planner.formulas.memory.recipes import PEAK_PHASE_NAMES
 from planner.formulas.memory.verdict import VERDICT_NAMES
 from planner.formulas.operators.outputs import bound_by_words
+from planner.formulas.scalars import SCALAR_TYPES
 from planner.inputs.scenario import Scenario
 from planner.resolve import Resolved, resolve
 from planner.results import Estimate, estimate_figures
@@ -26,7 +27,7 @@ def row(columns: dict[str, Any], index: int) -> dict[str, float]:
 
 
 def _element(value: Any, index: int) -> float:
-    if isinstance(value, (float, int, np.generic)):  # a scalar: the same for every row (no array built)
+    if isinstance(value, SCALAR_TYPES):  # a scalar: the same for every row (no array built)
         return float(value)
     return float(np.asarray(value).reshape(-1)[index] if np.ndim(value) else value)
 

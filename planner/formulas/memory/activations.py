@@ -38,17 +38,9 @@ import numpy as np
 import numpy.typing as npt
 
 from planner.formulas.memory.recipes import Recompute
+from planner.formulas.scalars import select
 
 FloatOrArray = float | npt.NDArray[np.float64]
-
-
-def select(condition, if_true, if_false):
-    """np.where that skips the element-wise pass when the condition is one value (a sweep usually holds
-    most choices fixed); the result is the same either way."""
-    # a Python or numpy scalar (bool is an int) is checked by type first: np.ndim converts its argument to an array each call
-    if isinstance(condition, (int, float, np.generic)) or np.ndim(condition) == 0:
-        return if_true if bool(condition) else if_false
-    return np.where(condition, if_true, if_false)
 
 
 SOFTMAX_STAT_BYTES = 4.0  # fp32 log-sum-exp per head per query row (FlashAttention's saved statistics)

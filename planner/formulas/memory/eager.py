@@ -49,9 +49,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner.formulas.memory.activations import FloatOrArray, select
+from planner.formulas.memory.activations import FloatOrArray
 from planner.formulas.memory.memory_inputs import MemoryInputs
 from planner.formulas.memory.recipes import Method, Recompute
+from planner.formulas.scalars import select
 
 FP32_BYTES = 4.0
 NORMS_PER_LAYER = 2.0  # before attention and before the MLP

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner.formulas.memory.activations import FloatOrArray, select
+from planner.formulas.memory.activations import FloatOrArray
 from planner.formulas.memory.memory_inputs import MemoryInputs
 from planner.formulas.memory.recipes import Method
-from planner.formulas.scalars import nan_to_zero
+from planner.formulas.scalars import nan_to_zero, select
 from planner.formulas.step.moe import expert_tensor_degree
 
 FP32_BYTES = 4.0

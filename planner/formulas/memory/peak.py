@@ -27,7 +27,6 @@ from planner.formulas.memory.activations import (
     logits_bytes,
     lora_adapter_bytes,
     op_selective_layer_bytes,
-    select,
     stack_activation_bytes,
 )
 from planner.formulas.memory.allocator import allocator_slack_bytes
@@ -43,7 +42,7 @@ from planner.formulas.memory.model_states import (
     zero_shard_degree,
 )
 from planner.formulas.memory.recipes import PHASE_LOADING, Recompute
-from planner.formulas.scalars import broadcast_like
+from planner.formulas.scalars import broadcast_like, select
 from planner.formulas.step.pipeline import layers_in_flight
 
 __all__ = [

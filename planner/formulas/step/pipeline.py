@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner.formulas.memory.activations import FloatOrArray, select
+from planner.formulas.memory.activations import FloatOrArray
+from planner.formulas.scalars import select
 
 
 def layers_in_flight(
